@@ -1,0 +1,129 @@
+/* Diagnostics sink: collects located messages, prints them with the
+ * offending source line and a caret under the column. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "util.h"
+
+void diag_init(Diag *d)
+{
+	memset(d, 0, sizeof *d);
+	d->max_errors = 50;
+}
+
+void diag_free(Diag *d)
+{
+	for (int i = 0; i < d->n; i++)
+		free(d->entries[i].msg);
+	free(d->entries);
+	for (DiagSource *s = d->sources, *next; s; s = next) {
+		next = s->next;
+		free(s->file);
+		free(s->text);
+		free(s);
+	}
+	memset(d, 0, sizeof *d);
+}
+
+const char *diag_add_source(Diag *d, const char *file, const char *text, size_t len)
+{
+	for (DiagSource *s = d->sources; s; s = s->next)
+		if (strcmp(s->file, file) == 0)
+			return s->file;
+	DiagSource *s = xcalloc(1, sizeof *s);
+	s->file = xstrdup(file);
+	s->text = xmalloc(len + 1);
+	if (len)
+		memcpy(s->text, text, len);
+	s->text[len] = 0;
+	s->len = len;
+	s->next = d->sources;
+	d->sources = s;
+	return s->file;
+}
+
+void diag_vreport(Diag *d, DiagLevel lv, Loc loc, const char *fmt, va_list ap)
+{
+	if (lv == DIAG_ERROR) {
+		d->nerrors++;
+		if (d->nerrors > d->max_errors)
+			return;
+	}
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 16;
+		d->entries = xrealloc(d->entries, d->cap * sizeof *d->entries);
+	}
+	DiagEntry *e = &d->entries[d->n++];
+	e->level = lv;
+	e->loc = loc;
+	e->msg = xvasprintf(fmt, ap);
+}
+
+void diag_report(Diag *d, DiagLevel lv, Loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vreport(d, lv, loc, fmt, ap);
+	va_end(ap);
+}
+
+bool diag_has_errors(const Diag *d)
+{
+	return d->nerrors > 0;
+}
+
+static const DiagSource *find_source(const Diag *d, const char *file)
+{
+	if (!file)
+		return NULL;
+	for (const DiagSource *s = d->sources; s; s = s->next)
+		if (strcmp(s->file, file) == 0)
+			return s;
+	return NULL;
+}
+
+static void print_line(const DiagSource *src, Loc loc, FILE *out)
+{
+	const char *p = src->text, *end = src->text + src->len;
+	for (int line = 1; line < loc.line && p < end; p++)
+		if (*p == '\n')
+			line++;
+	if (p >= end && loc.line > 1)
+		return;
+	const char *eol = memchr(p, '\n', end - p);
+	if (!eol)
+		eol = end;
+	fprintf(out, "  %.*s\n  ", (int)(eol - p), p);
+	for (int c = 1; c < loc.col && p + c - 1 < eol; c++)
+		fputc(p[c - 1] == '\t' ? '\t' : ' ', out);
+	fputs("^\n", out);
+}
+
+void diag_print(const Diag *d, FILE *out)
+{
+	static const char *level[] = {"error", "warning", "note"};
+	for (int i = 0; i < d->n; i++) {
+		const DiagEntry *e = &d->entries[i];
+		if (e->loc.file && e->loc.line > 0)
+			fprintf(out, "%s:%d:%d: ", e->loc.file, e->loc.line, e->loc.col);
+		else if (e->loc.file)
+			fprintf(out, "%s: ", e->loc.file);
+		else
+			fputs("gdcc: ", out);
+		fprintf(out, "%s: %s\n", level[e->level], e->msg);
+		const DiagSource *src = find_source(d, e->loc.file);
+		if (src && e->loc.line > 0)
+			print_line(src, e->loc, out);
+	}
+	if (d->nerrors > d->max_errors)
+		fprintf(out, "gdcc: note: %d more errors not shown\n", d->nerrors - d->max_errors);
+}
+
+const DiagEntry *diag_find(const Diag *d, const char *needle)
+{
+	for (int i = 0; i < d->n; i++)
+		if (strstr(d->entries[i].msg, needle))
+			return &d->entries[i];
+	return NULL;
+}

@@ -1,0 +1,376 @@
+/* Graph IR construction and the dtype, shape and tensor basics. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "ops.h"
+#include "util.h"
+
+/* ---- dtypes ----------------------------------------------------------- */
+static const struct {
+	const char *name;
+	size_t size;
+	const char *npy;
+} dtype_tab[DT_COUNT] = {
+	[DT_INVALID] = {"invalid", 0, NULL},
+	[DT_F32] = {"f32", 4, "<f4"},
+	[DT_I32] = {"i32", 4, "<i4"},
+	[DT_I64] = {"i64", 8, "<i8"},
+	[DT_BOOL] = {"bool", 1, "|b1"},
+	[DT_I8] = {"i8", 1, "|i1"},
+	[DT_F16] = {"f16", 2, "<f2"},
+	[DT_BF16] = {"bf16", 2, NULL},
+};
+
+const char *dtype_name(DType t) { return t < DT_COUNT ? dtype_tab[t].name : "invalid"; }
+size_t dtype_size(DType t) { return t < DT_COUNT ? dtype_tab[t].size : 0; }
+const char *dtype_npy_descr(DType t) { return t < DT_COUNT ? dtype_tab[t].npy : NULL; }
+bool dtype_is_float(DType t) { return t == DT_F32 || t == DT_F16 || t == DT_BF16; }
+bool dtype_is_int(DType t) { return t == DT_I32 || t == DT_I64 || t == DT_I8; }
+bool dtype_has_kernels(DType t) { return t == DT_F32 || t == DT_I32 || t == DT_I64 || t == DT_BOOL; }
+
+DType dtype_from_name(const char *s, size_t len)
+{
+	for (int t = DT_F32; t < DT_COUNT; t++)
+		if (strlen(dtype_tab[t].name) == len && memcmp(dtype_tab[t].name, s, len) == 0)
+			return (DType)t;
+	return DT_INVALID;
+}
+
+const char *attr_kind_name(AttrKind k)
+{
+	static const char *names[] = {"int", "float", "string", "int list", "float list", "dtype"};
+	return names[k];
+}
+
+/* ---- shapes ----------------------------------------------------------- */
+int64_t shape_numel(const Shape *s)
+{
+	int64_t n = 1;
+	for (int i = 0; i < s->rank; i++)
+		n *= s->dim[i];
+	return n;
+}
+
+bool shape_eq(const Shape *a, const Shape *b)
+{
+	if (a->rank != b->rank)
+		return false;
+	for (int i = 0; i < a->rank; i++)
+		if (a->dim[i] != b->dim[i])
+			return false;
+	return true;
+}
+
+char *shape_str(const Shape *s, char *buf, size_t n)
+{
+	size_t k = 0;
+	k += snprintf(buf + k, n - k, "[");
+	for (int i = 0; i < s->rank && k < n; i++)
+		k += snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)s->dim[i]);
+	if (k < n)
+		snprintf(buf + k, n - k, "]");
+	return buf;
+}
+
+char *type_str(const TensorType *t, char *buf, size_t n)
+{
+	char sh[128];
+	snprintf(buf, n, "%s%s", dtype_name(t->dtype), shape_str(&t->shape, sh, sizeof sh));
+	return buf;
+}
+
+void shape_strides(const Shape *s, int64_t *strides)
+{
+	int64_t st = 1;
+	for (int i = s->rank - 1; i >= 0; i--) {
+		strides[i] = st;
+		st *= s->dim[i];
+	}
+}
+
+bool shape_broadcast(const Shape *a, const Shape *b, Shape *out)
+{
+	Shape r;
+	r.rank = a->rank > b->rank ? a->rank : b->rank;
+	for (int i = 0; i < r.rank; i++) {
+		int ia = a->rank - r.rank + i, ib = b->rank - r.rank + i;
+		int64_t da = ia >= 0 ? a->dim[ia] : 1, db = ib >= 0 ? b->dim[ib] : 1;
+		if (da == db || db == 1)
+			r.dim[i] = da;
+		else if (da == 1)
+			r.dim[i] = db;
+		else
+			return false;
+	}
+	*out = r;
+	return true;
+}
+
+Shape shape_make(int rank, const int64_t *dims)
+{
+	Shape s = {.rank = rank};
+	for (int i = 0; i < rank; i++)
+		s.dim[i] = dims[i];
+	return s;
+}
+
+/* ---- tensors ---------------------------------------------------------- */
+Tensor *tensor_new(DType dt, const Shape *s)
+{
+	Tensor *t = xcalloc(1, sizeof *t);
+	t->type.dtype = dt;
+	t->type.shape = *s;
+	size_t bytes = (size_t)shape_numel(s) * dtype_size(dt);
+	t->data = bytes ? xcalloc(1, bytes) : NULL;
+	return t;
+}
+
+void tensor_free(Tensor *t)
+{
+	if (!t)
+		return;
+	free(t->data);
+	free(t);
+}
+
+int64_t tensor_numel(const Tensor *t) { return shape_numel(&t->type.shape); }
+size_t tensor_bytes(const Tensor *t) { return (size_t)tensor_numel(t) * dtype_size(t->type.dtype); }
+
+double tensor_get_f(const Tensor *t, int64_t i)
+{
+	switch (t->type.dtype) {
+	case DT_F32: return ((const float *)t->data)[i];
+	case DT_I32: return ((const int32_t *)t->data)[i];
+	case DT_I64: return (double)((const int64_t *)t->data)[i];
+	case DT_BOOL: return ((const uint8_t *)t->data)[i] != 0;
+	case DT_I8: return ((const int8_t *)t->data)[i];
+	default: return NAN;
+	}
+}
+
+int64_t tensor_get_i(const Tensor *t, int64_t i)
+{
+	switch (t->type.dtype) {
+	case DT_I32: return ((const int32_t *)t->data)[i];
+	case DT_I64: return ((const int64_t *)t->data)[i];
+	case DT_BOOL: return ((const uint8_t *)t->data)[i] != 0;
+	case DT_I8: return ((const int8_t *)t->data)[i];
+	case DT_F32: return (int64_t)((const float *)t->data)[i];
+	default: return 0;
+	}
+}
+
+void tensor_set_f(Tensor *t, int64_t i, double v)
+{
+	switch (t->type.dtype) {
+	case DT_F32: ((float *)t->data)[i] = (float)v; break;
+	case DT_I32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+	case DT_I64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+	case DT_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
+	case DT_I8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+	default: break;
+	}
+}
+
+/* ---- graphs ----------------------------------------------------------- */
+#define PUSH(arr, n, cap, x)                                             \
+	do {                                                             \
+		if ((n) == (cap)) {                                      \
+			(cap) = (cap) ? 2 * (cap) : 8;                   \
+			(arr) = xrealloc((arr), (cap) * sizeof *(arr));  \
+		}                                                        \
+		(arr)[(n)++] = (x);                                      \
+	} while (0)
+
+Graph *graph_new(const char *name)
+{
+	Graph *g = xcalloc(1, sizeof *g);
+	g->name = xstrdup(name ? name : "model");
+	return g;
+}
+
+static void free_attr(Attr *a)
+{
+	free(a->name);
+	free(a->s);
+	free(a->ints);
+	free(a->floats);
+}
+
+void graph_free(Graph *g)
+{
+	if (!g)
+		return;
+	for (int i = 0; i < g->nnodes; i++) {
+		Node *n = g->nodes[i];
+		for (int k = 0; k < n->nattrs; k++)
+			free_attr(&n->attrs[k]);
+		free(n->attrs);
+		free(n->in);
+		free(n->in_loc);
+		free(n->out);
+		free(n->init.values);
+		free(n->init.path);
+		free(n->init.resolved);
+		free(n);
+	}
+	for (int i = 0; i < g->nvalues; i++) {
+		free(g->values[i]->name);
+		free(g->values[i]);
+	}
+	free(g->values);
+	free(g->nodes);
+	free(g->inputs);
+	free(g->outputs);
+	free(g->output_loc);
+	free(g->name);
+	free(g->dir);
+	free(g);
+}
+
+Value *graph_find_value(const Graph *g, const char *name)
+{
+	for (int i = 0; i < g->nvalues; i++)
+		if (strcmp(g->values[i]->name, name) == 0)
+			return g->values[i];
+	return NULL;
+}
+
+Value *graph_new_value(Graph *g, const char *name, Loc loc)
+{
+	if (graph_find_value(g, name))
+		return NULL;
+	Value *v = xcalloc(1, sizeof *v);
+	v->name = xstrdup(name);
+	v->loc = loc;
+	v->id = g->nvalues;
+	PUSH(g->values, g->nvalues, g->capvalues, v);
+	return v;
+}
+
+Value *graph_add_input(Graph *g, const char *name, DType dt, const Shape *s, Loc loc)
+{
+	Value *v = graph_new_value(g, name, loc);
+	if (!v)
+		return NULL;
+	v->type.dtype = dt;
+	v->type.shape = *s;
+	v->typed = true;
+	v->is_input = true;
+	PUSH(g->inputs, g->ninputs, g->capinputs, v);
+	return v;
+}
+
+Node *graph_add_node(Graph *g, OpKind op, Value **in, int nin,
+		     const char *const *out_names, int nout, Loc loc)
+{
+	for (int i = 0; i < nout; i++) {
+		if (graph_find_value(g, out_names[i]))
+			return NULL;
+		for (int j = 0; j < i; j++)
+			if (strcmp(out_names[i], out_names[j]) == 0)
+				return NULL;
+	}
+	Node *n = xcalloc(1, sizeof *n);
+	n->op = op;
+	n->loc = loc;
+	n->nin = nin;
+	n->in = xcalloc(nin, sizeof *n->in);
+	n->in_loc = xcalloc(nin, sizeof *n->in_loc);
+	for (int i = 0; i < nin; i++) {
+		n->in[i] = in[i];
+		n->in_loc[i] = loc;
+		in[i]->nuses++;
+	}
+	n->nout = nout;
+	n->out = xcalloc(nout, sizeof *n->out);
+	for (int i = 0; i < nout; i++) {
+		Value *v = graph_new_value(g, out_names[i], loc);
+		v->def = n;
+		v->def_index = i;
+		n->out[i] = v;
+	}
+	n->id = g->nnodes;
+	PUSH(g->nodes, g->nnodes, g->capnodes, n);
+	return n;
+}
+
+Node *graph_add_const(Graph *g, const char *name, DType dt, const Shape *s,
+		      ConstInit init, Loc loc)
+{
+	const char *names[] = {name};
+	Node *n = graph_add_node(g, OP_CONSTANT, NULL, 0, names, 1, loc);
+	if (!n)
+		return NULL;
+	n->init = init;
+	n->out[0]->annotated = true;
+	n->out[0]->annot.dtype = dt;
+	n->out[0]->annot.shape = *s;
+	return n;
+}
+
+void graph_add_output(Graph *g, Value *v, Loc loc)
+{
+	int cap = g->capoutputs;
+	PUSH(g->outputs, g->noutputs, g->capoutputs, v);
+	if (cap != g->capoutputs)
+		g->output_loc = xrealloc(g->output_loc, g->capoutputs * sizeof *g->output_loc);
+	g->output_loc[g->noutputs - 1] = loc;
+	v->is_output = true;
+	v->nuses++;
+}
+
+/* ---- attributes ------------------------------------------------------- */
+Attr *node_add_attr(Node *n, const char *name, AttrKind kind, Loc loc)
+{
+	for (int i = 0; i < n->nattrs; i++)
+		if (strcmp(n->attrs[i].name, name) == 0) {
+			free_attr(&n->attrs[i]);
+			memset(&n->attrs[i], 0, sizeof n->attrs[i]);
+			n->attrs[i].name = xstrdup(name);
+			n->attrs[i].kind = kind;
+			n->attrs[i].loc = loc;
+			return &n->attrs[i];
+		}
+	n->attrs = xrealloc(n->attrs, (n->nattrs + 1) * sizeof *n->attrs);
+	Attr *a = &n->attrs[n->nattrs++];
+	memset(a, 0, sizeof *a);
+	a->name = xstrdup(name);
+	a->kind = kind;
+	a->loc = loc;
+	return a;
+}
+
+void node_set_int(Node *n, const char *name, int64_t v) { node_add_attr(n, name, ATTR_INT, n->loc)->i = v; }
+void node_set_float(Node *n, const char *name, double v) { node_add_attr(n, name, ATTR_FLOAT, n->loc)->f = v; }
+void node_set_string(Node *n, const char *name, const char *v) { node_add_attr(n, name, ATTR_STRING, n->loc)->s = xstrdup(v); }
+void node_set_dtype(Node *n, const char *name, DType v) { node_add_attr(n, name, ATTR_DTYPE, n->loc)->dt = v; }
+
+void node_set_ints(Node *n, const char *name, const int64_t *v, int count)
+{
+	Attr *a = node_add_attr(n, name, ATTR_INTS, n->loc);
+	a->n = count;
+	a->ints = xcalloc(count, sizeof *a->ints);
+	if (count)
+		memcpy(a->ints, v, count * sizeof *v);
+}
+
+void node_set_floats(Node *n, const char *name, const double *v, int count)
+{
+	Attr *a = node_add_attr(n, name, ATTR_FLOATS, n->loc);
+	a->n = count;
+	a->floats = xcalloc(count, sizeof *a->floats);
+	if (count)
+		memcpy(a->floats, v, count * sizeof *v);
+}
+
+const Attr *node_attr(const Node *n, const char *name)
+{
+	for (int i = 0; i < n->nattrs; i++)
+		if (strcmp(n->attrs[i].name, name) == 0)
+			return &n->attrs[i];
+	return NULL;
+}

@@ -1,0 +1,207 @@
+/* Graph verification and shape/dtype inference.
+ * Assumes: values are defined before use (the parser and the builder API
+ * guarantee it), so node order is a topological order.
+ * Establishes: every value typed, every attribute known, of the right kind
+ * and in range, every node's operands and results consistent with its
+ * rule, at least one output, no dead nodes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "util.h"
+#include "verify.h"
+
+static bool in_choices(const char *choices, const char *s)
+{
+	size_t len = strlen(s);
+	for (const char *p = choices; *p;) {
+		const char *bar = strchr(p, '|');
+		size_t n = bar ? (size_t)(bar - p) : strlen(p);
+		if (n == len && memcmp(p, s, n) == 0)
+			return true;
+		if (!bar)
+			break;
+		p = bar + 1;
+	}
+	return false;
+}
+
+static void list_attrs(OpKind op, char *buf, size_t n)
+{
+	size_t k = 0;
+	buf[0] = 0;
+	for (const AttrSpec *s = op_info[op].attrs; s->name && k < n; s++)
+		k += snprintf(buf + k, n - k, "%s%s", k ? ", " : "", s->name);
+	if (k == 0)
+		snprintf(buf, n, "none");
+}
+
+static bool check_attrs(Node *n, Diag *d)
+{
+	const char *opname = op_info[n->op].name;
+	bool ok = true;
+	for (int i = 0; i < n->nattrs; i++) {
+		Attr *a = &n->attrs[i];
+		const AttrSpec *s = op_attr_spec(n->op, a->name);
+		if (!s) {
+			char acc[256];
+			list_attrs(n->op, acc, sizeof acc);
+			diag_error(d, a->loc, "%s: unknown attribute '%s' (accepted: %s)", opname, a->name, acc);
+			ok = false;
+			continue;
+		}
+		/* An integer literal is a fine float, and one number a fine
+		 * one-element list: normalize before checking. */
+		if (s->kind == ATTR_FLOAT && a->kind == ATTR_INT) {
+			a->kind = ATTR_FLOAT;
+			a->f = (double)a->i;
+		} else if (s->kind == ATTR_FLOATS && a->kind == ATTR_INTS) {
+			a->floats = xcalloc(a->n, sizeof *a->floats);
+			for (int k = 0; k < a->n; k++)
+				a->floats[k] = (double)a->ints[k];
+			free(a->ints);
+			a->ints = NULL;
+			a->kind = ATTR_FLOATS;
+		}
+		if (a->kind != s->kind) {
+			diag_error(d, a->loc, "%s: attribute '%s' must be %s %s, got %s %s", opname, a->name,
+				   s->kind == ATTR_INT ? "an" : "a", attr_kind_name(s->kind),
+				   a->kind == ATTR_INT ? "an" : "a", attr_kind_name(a->kind));
+			ok = false;
+			continue;
+		}
+		if (s->has_range) {
+			const int64_t *v = a->kind == ATTR_INT ? &a->i : a->ints;
+			int cnt = a->kind == ATTR_INT ? 1 : a->n;
+			for (int k = 0; k < cnt; k++)
+				if (v[k] < s->min || v[k] > s->max) {
+					diag_error(d, a->loc, "%s: attribute '%s' = %lld is out of range [%lld, %lld]",
+						   opname, a->name, (long long)v[k], (long long)s->min,
+						   (long long)s->max);
+					ok = false;
+					break;
+				}
+		}
+		if (s->has_frange) {
+			const double *v = a->kind == ATTR_FLOAT ? &a->f : a->floats;
+			int cnt = a->kind == ATTR_FLOAT ? 1 : a->n;
+			for (int k = 0; k < cnt; k++)
+				if (!(v[k] >= s->fmin && v[k] <= s->fmax)) {
+					diag_error(d, a->loc, "%s: attribute '%s' = %g is out of range [%g, %g]",
+						   opname, a->name, v[k], s->fmin, s->fmax);
+					ok = false;
+					break;
+				}
+		}
+		if (s->choices && a->kind == ATTR_STRING && !in_choices(s->choices, a->s)) {
+			diag_error(d, a->loc, "%s: attribute '%s' = \"%s\" is not one of %s", opname, a->name,
+				   a->s, s->choices);
+			ok = false;
+		}
+	}
+	for (const AttrSpec *s = op_info[n->op].attrs; s->name; s++)
+		if (s->required && !node_attr(n, s->name)) {
+			diag_error(d, n->loc, "%s: missing required attribute '%s' (%s)", opname, s->name,
+				   attr_kind_name(s->kind));
+			ok = false;
+		}
+	return ok;
+}
+
+static bool check_arity(const Node *n, Diag *d)
+{
+	const OpInfo *oi = &op_info[n->op];
+	bool ok = true;
+	if (n->nin < oi->min_in || (oi->max_in >= 0 && n->nin > oi->max_in)) {
+		if (oi->max_in < 0)
+			diag_error(d, n->loc, "%s: wrong operand count: takes at least %d, got %d", oi->name,
+				   oi->min_in, n->nin);
+		else if (oi->min_in == oi->max_in)
+			diag_error(d, n->loc, "%s: wrong operand count: takes %d, got %d", oi->name, oi->min_in,
+				   n->nin);
+		else
+			diag_error(d, n->loc, "%s: wrong operand count: takes %d to %d, got %d", oi->name,
+				   oi->min_in, oi->max_in, n->nin);
+		ok = false;
+	}
+	if (n->nout < oi->min_out || (oi->max_out >= 0 && n->nout > oi->max_out)) {
+		if (oi->max_out < 0)
+			diag_error(d, n->loc, "%s: wrong result count: gives at least %d, got %d names", oi->name,
+				   oi->min_out, n->nout);
+		else if (oi->min_out == oi->max_out)
+			diag_error(d, n->loc, "%s: wrong result count: gives %d, got %d names", oi->name,
+				   oi->min_out, n->nout);
+		else
+			diag_error(d, n->loc, "%s: wrong result count: gives %d to %d, got %d names", oi->name,
+				   oi->min_out, oi->max_out, n->nout);
+		ok = false;
+	}
+	return ok;
+}
+
+static bool check_node(Graph *g, Node *n, Diag *d)
+{
+	for (int i = 0; i < n->nin; i++)
+		if (!n->in[i]->typed)
+			return false; /* already reported where it was defined */
+	bool ok = check_arity(n, d);
+	ok &= check_attrs(n, d);
+	if (!ok)
+		return false;
+	for (int i = 0; i < n->nin; i++)
+		if (!dtype_has_kernels(n->in[i]->type.dtype)) {
+			diag_error(d, n->in_loc[i], "%s: operand %d ('%s') has dtype %s, which no op supports yet",
+				   op_info[n->op].name, i + 1, n->in[i]->name, dtype_name(n->in[i]->type.dtype));
+			return false;
+		}
+	InferCtx cx = {g, n, d};
+	if (!op_info[n->op].infer(&cx))
+		return false;
+	for (int i = 0; i < n->nout; i++) {
+		Value *v = n->out[i];
+		if (!v->typed) {
+			diag_error(d, n->loc, "internal error: %s left result %d untyped", op_info[n->op].name, i + 1);
+			return false;
+		}
+		if (v->annotated && (v->annot.dtype != v->type.dtype || !shape_eq(&v->annot.shape, &v->type.shape))) {
+			char want[160], got[160];
+			type_str(&v->annot, want, sizeof want);
+			type_str(&v->type, got, sizeof got);
+			bool dt = v->annot.dtype != v->type.dtype;
+			diag_error(d, v->loc, "%s mismatch: '%s' is declared %s but %s gives %s",
+				   dt ? "dtype" : "shape", v->name, want, op_info[n->op].name, got);
+			v->typed = false;
+			return false;
+		}
+	}
+	return true;
+}
+
+bool graph_verify(Graph *g, Diag *d)
+{
+	int before = d->nerrors;
+	for (int i = 0; i < g->nnodes; i++)
+		check_node(g, g->nodes[i], d);
+	if (g->noutputs == 0)
+		diag_error(d, g->loc, "graph '%s' has no outputs", g->name);
+	for (int i = 0; i < g->noutputs; i++)
+		for (int j = 0; j < i; j++)
+			if (g->outputs[i] == g->outputs[j])
+				diag_error(d, g->output_loc[i], "'%s' is already an output", g->outputs[i]->name);
+	/* Dead nodes: no result is used or an output.  (Results of a node that
+	 * is live may go unused: `a, _b = split(x)` is fine.) */
+	for (int i = 0; i < g->nnodes; i++) {
+		Node *n = g->nodes[i];
+		bool live = false;
+		for (int k = 0; k < n->nout; k++)
+			live |= n->out[k]->nuses > 0;
+		if (!live && n->nout > 0)
+			diag_error(d, n->out[0]->loc, "'%s' is computed but never used and is not an output",
+				   n->out[0]->name);
+	}
+	for (int i = 0; i < g->ninputs; i++)
+		if (g->inputs[i]->nuses == 0)
+			diag_report(d, DIAG_WARNING, g->inputs[i]->loc, "input '%s' is never used",
+				    g->inputs[i]->name);
+	return d->nerrors == before;
+}

@@ -1,0 +1,12 @@
+/* The graph verifier: arity, attributes, dtypes and shapes (by each op's
+ * rule from the op table), declared types, outputs and dead values.
+ * Fills in every value's type; reports every error it can find. */
+#ifndef GDCC_VERIFY_H
+#define GDCC_VERIFY_H
+
+#include "ir.h"
+
+/* True when the graph is valid; errors go to d. */
+bool graph_verify(Graph *g, Diag *d);
+
+#endif

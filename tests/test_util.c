@@ -1,0 +1,184 @@
+/* Test helpers (see test_util.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+#include "util.h"
+
+Graph *t_parse(const char *text, Diag *d)
+{
+	return parse_model("test.ir", NULL, text, strlen(text), d);
+}
+
+static void dump(const Diag *d)
+{
+	diag_print(d, stderr);
+}
+
+Graph *t_model(const char *text)
+{
+	Diag d;
+	diag_init(&d);
+	Graph *g = t_parse(text, &d);
+	if (g && !graph_verify(g, &d)) {
+		graph_free(g);
+		g = NULL;
+	}
+	if (!g)
+		dump(&d);
+	cr_assert(g != NULL, "model did not check");
+	diag_free(&d);
+	return g;
+}
+
+void t_expect_errors(const char *text, Diag *d)
+{
+	diag_init(d);
+	Graph *g = t_parse(text, d);
+	if (g) {
+		graph_verify(g, d);
+		graph_free(g);
+	}
+	cr_assert(d->nerrors > 0, "expected an error");
+}
+
+void t_assert_error_at(const Diag *d, const char *msg, int line, int col)
+{
+	for (int i = 0; i < d->n; i++) {
+		const DiagEntry *e = &d->entries[i];
+		if (e->level == DIAG_ERROR && strstr(e->msg, msg) && e->loc.line == line && e->loc.col == col)
+			return;
+	}
+	dump(d);
+	cr_assert_fail("no error containing \"%s\" at %d:%d", msg, line, col);
+}
+
+Tensor *t_f32(int rank, const int64_t *dims, const float *vals)
+{
+	Shape s = shape_make(rank, dims);
+	Tensor *t = tensor_new(DT_F32, &s);
+	if (tensor_bytes(t))
+		memcpy(t->data, vals, tensor_bytes(t));
+	return t;
+}
+
+Tensor *t_i64(int rank, const int64_t *dims, const int64_t *vals)
+{
+	Shape s = shape_make(rank, dims);
+	Tensor *t = tensor_new(DT_I64, &s);
+	if (tensor_bytes(t))
+		memcpy(t->data, vals, tensor_bytes(t));
+	return t;
+}
+
+Tensor **t_run(const Graph *g, Tensor *const *inputs)
+{
+	Diag d;
+	diag_init(&d);
+	Tensor **outs = xcalloc(g->noutputs, sizeof *outs);
+	bool ok = interp_run(g, inputs, outs, &d);
+	if (!ok)
+		dump(&d);
+	diag_free(&d);
+	cr_assert(ok, "interpreter failed");
+	return outs;
+}
+
+void t_free_outputs(const Graph *g, Tensor **outs)
+{
+	for (int i = 0; i < g->noutputs; i++)
+		tensor_free(outs[i]);
+	free(outs);
+}
+
+static void assert_shape(const Tensor *got, int rank, const int64_t *dims)
+{
+	Shape want = shape_make(rank, dims);
+	char a[128], b[128];
+	cr_assert(shape_eq(&got->type.shape, &want), "shape %s, expected %s", shape_str(&got->type.shape, a, sizeof a),
+		  shape_str(&want, b, sizeof b));
+}
+
+void t_assert_close(const Tensor *got, int rank, const int64_t *dims, const float *want, double rtol, double atol)
+{
+	cr_assert_eq(got->type.dtype, DT_F32, "dtype %s, expected f32", dtype_name(got->type.dtype));
+	assert_shape(got, rank, dims);
+	const float *g = got->data;
+	for (int64_t i = 0; i < tensor_numel(got); i++) {
+		double w = want[i], x = g[i];
+		if (isnan(w)) {
+			cr_assert(isnan(x), "element %lld: got %.9g, expected nan", (long long)i, x);
+			continue;
+		}
+		if (isinf(w)) {
+			cr_assert(x == w, "element %lld: got %.9g, expected %g", (long long)i, x, w);
+			continue;
+		}
+		cr_assert(fabs(x - w) <= atol + rtol * fabs(w), "element %lld: got %.9g, expected %.9g", (long long)i, x,
+			  w);
+	}
+}
+
+void t_assert_i64(const Tensor *got, int rank, const int64_t *dims, const int64_t *want)
+{
+	cr_assert_eq(got->type.dtype, DT_I64, "dtype %s, expected i64", dtype_name(got->type.dtype));
+	assert_shape(got, rank, dims);
+	const int64_t *g = got->data;
+	for (int64_t i = 0; i < tensor_numel(got); i++)
+		cr_assert_eq(g[i], want[i], "element %lld: got %lld, expected %lld", (long long)i, (long long)g[i],
+			     (long long)want[i]);
+}
+
+TensorType t_type(DType dt, int rank, const int64_t *dims)
+{
+	TensorType t = {dt, shape_make(rank, dims)};
+	return t;
+}
+
+Graph *t_single_op(OpKind op, int nin, const TensorType *in_types, int nout, Node **node)
+{
+	Graph *g = graph_new("t");
+	Value *in[16];
+	const char *names[16];
+	char buf[16][8];
+	for (int i = 0; i < nin; i++) {
+		snprintf(buf[i], sizeof buf[i], "x%d", i);
+		in[i] = graph_add_input(g, buf[i], in_types[i].dtype, &in_types[i].shape, (Loc){"t", 1, 1});
+	}
+	char rb[16][8];
+	for (int i = 0; i < nout; i++) {
+		snprintf(rb[i], sizeof rb[i], "r%d", i);
+		names[i] = rb[i];
+	}
+	Node *n = graph_add_node(g, op, in, nin, names, nout, (Loc){"t", 2, 1});
+	for (int i = 0; i < nout; i++)
+		graph_add_output(g, n->out[i], (Loc){"t", 3, 1});
+	*node = n;
+	return g;
+}
+
+void t_verify_ok(Graph *g)
+{
+	Diag d;
+	diag_init(&d);
+	bool ok = graph_verify(g, &d);
+	if (!ok)
+		dump(&d);
+	diag_free(&d);
+	cr_assert(ok, "verification failed");
+}
+
+void t_verify_fails(Graph *g, const char *msg)
+{
+	Diag d;
+	diag_init(&d);
+	bool ok = graph_verify(g, &d);
+	bool found = diag_find(&d, msg) != NULL;
+	if (ok || !found)
+		dump(&d);
+	diag_free(&d);
+	cr_assert(!ok, "verification passed, expected \"%s\"", msg);
+	cr_assert(found, "no error containing \"%s\"", msg);
+}
