@@ -11,6 +11,7 @@ int yylex(YYSTYPE *lval, YYLTYPE *lloc, Parser *p);
 }
 
 %code {
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ static void declare_input(Parser *p, char *name, YYLTYPE nl, TensorType t);
 static void declare_const(Parser *p, char *name, YYLTYPE nl, TensorType t, Arg *init);
 static void declare_node(Parser *p, ResultList *res, char *op, YYLTYPE ol, ArgList *args);
 static void declare_output(Parser *p, char *name, YYLTYPE nl);
+static void poison_line(Parser *p, int line);
 }
 
 %define api.pure full
@@ -96,7 +98,7 @@ body
 stmt
 	: NL
 	| decl NL
-	| error NL { yyerrok; }
+	| error NL { poison_line(p, @1.first_line); yyerrok; }
 	;
 
 decl
@@ -639,6 +641,58 @@ static void declare_output(Parser *p, char *name, YYLTYPE nl)
 	else
 		graph_add_output(p->g, v, loc);
 	free(name);
+}
+
+/* After a syntax error in a statement, define the names it was about to
+ * define (untyped), so that later uses do not each report them undefined. */
+static void poison_line(Parser *p, int line)
+{
+	const char *s = p->start;
+	for (int l = 1; l < line && s < p->lim; s++)
+		if (*s == '\n')
+			l++;
+	if (s >= p->lim)
+		return;
+	const char *line_start = s;
+	const char *eol = memchr(s, '\n', (size_t)(p->lim - s));
+	if (!eol)
+		eol = p->lim;
+	while (s < eol && (*s == ' ' || *s == '\t'))
+		s++;
+	bool keyword = false;
+	if ((eol - s > 6 && memcmp(s, "input ", 6) == 0) || (eol - s > 6 && memcmp(s, "const ", 6) == 0)) {
+		keyword = true;
+		s += 6;
+	} else if (!memchr(s, '=', (size_t)(eol - s))) {
+		return;
+	}
+	bool in_type = false;
+	while (s < eol && *s != '=') {
+		if (isalpha((unsigned char)*s) || *s == '_') {
+			const char *b = s;
+			while (s < eol && (isalnum((unsigned char)*s) || *s == '_' || *s == '.'))
+				s++;
+			if (!in_type) {
+				char *name = xstrndup(b, (size_t)(s - b));
+				if (!graph_find_value(p->g, name))
+					graph_new_value(p->g, name, loc_at(p->file, line, (int)(b - line_start) + 1));
+				free(name);
+				if (keyword)
+					return;
+			}
+			continue;
+		}
+		if (*s == ':')
+			in_type = true;
+		else if (*s == ',' && in_type)
+			in_type = false;
+		else if (*s == '[') /* skip the dims of a type */
+			while (s < eol && *s != ']')
+				s++;
+		else if (*s == '(')
+			return; /* not a definition */
+		s++;
+	}
 }
 
 Graph *parse_model(const char *file, const char *dir, const char *text, size_t len, Diag *d)
