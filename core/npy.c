@@ -74,7 +74,7 @@ static bool parse_header(const char *hdr, TensorType *type, char **err)
 					type->dtype = (DType)t;
 			}
 			if (type->dtype == DT_INVALID)
-				return fail(err, "unsupported dtype '%s' (gdcc reads <f4, <i4, <i8, |b1, |i1, <f2)",
+				return fail(err, "unsupported dtype '%s' (gdcc reads <f4, <i4, <i8, |b1, |i1, <f2; for float64 save with .astype(numpy.float32))",
 					    descr);
 			have_descr = true;
 		} else if (klen == 13 && memcmp(k, "fortran_order", 13) == 0) {

@@ -16,6 +16,10 @@ void format_double(double v, char *buf, size_t n)
 		snprintf(buf, n, v < 0 ? "-inf" : "inf");
 		return;
 	}
+	if (v == floor(v) && fabs(v) < 1e16) {
+		snprintf(buf, n, "%.1f", v);
+		return;
+	}
 	for (int prec = 1; prec <= 17; prec++) {
 		snprintf(buf, n, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
