@@ -709,6 +709,7 @@ Graph *parse_model(const char *file, const char *dir, const char *text, size_t l
 	p.line = 1;
 	p.g = graph_new(NULL);
 	p.g->dir = dir ? xstrdup(dir) : NULL;
+	p.dir = p.g->dir;
 	p.g->loc = loc_at(p.file, 1, 1);
 	p.d = d;
 	int before = d->nerrors;

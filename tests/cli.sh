@@ -1,2 +1,123 @@
 #!/bin/sh
-exit 0
+# Command-line tests of the gdcc driver: exit codes, messages, the error
+# corpus in tests/errors (each file lists what it must print in its
+# "# expect:" lines), and that a failed run leaves no output file.
+# Run by `make check` with GDCC and SRCDIR set.
+set -u
+GDCC=${GDCC:-./gdcc}
+SRCDIR=${SRCDIR:-.}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect_status WANT DESCRIPTION -- COMMAND...
+expect_status() {
+	want=$1 what=$2
+	shift 3
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then ok; else bad "$what: exit $got, expected $want"; sed 's/^/  | /' "$tmp/err"; fi
+}
+expect_in() { # FILE TEXT DESCRIPTION
+	if grep -qF -- "$2" "$1"; then ok; else bad "$3: no '$2' in:"; sed 's/^/  | /' "$1"; fi
+}
+
+# ---- the error corpus ------------------------------------------------------
+for model in "$SRCDIR"/tests/errors/*.ir; do
+	name=$(basename "$model" .ir)
+	rm -f "$tmp/out.ir"
+	expect_status 1 "$name" -- "$GDCC" --emit=ir -o "$tmp/out.ir" "$model"
+	grep '^# expect: ' "$model" | sed 's/^# expect: //' | while IFS= read -r line; do
+		case $line in
+		[0-9]*:[0-9]*:*) line="$model:$line" ;;
+		esac
+		grep -qF -- "$line" "$tmp/err" || { echo "FAIL: $name: no '$line' in:"; sed 's/^/  | /' "$tmp/err"; echo x >>"$tmp/corpus_fail"; }
+	done
+	if [ -e "$tmp/out.ir" ]; then bad "$name: an output file was written"; else ok; fi
+	# The caret line follows the quoted source line.
+	grep -q '^ *\^$' "$tmp/err" && ok || bad "$name: no caret under the error"
+done
+[ -e "$tmp/corpus_fail" ] && fail=$((fail + $(wc -l <"$tmp/corpus_fail")))
+
+# ---- options -----------------------------------------------------------------
+expect_status 0 "--help" -- "$GDCC" --help
+expect_in "$tmp/out" "usage: gdcc" "--help"
+expect_status 0 "--version" -- "$GDCC" --version
+expect_in "$tmp/out" "gdcc 0." "--version"
+expect_status 0 "--list-ops" -- "$GDCC" --list-ops
+expect_in "$tmp/out" "conv" "--list-ops"
+expect_status 2 "unknown option" -- "$GDCC" --frobnicate "$SRCDIR/examples/mlp.ir"
+expect_in "$tmp/err" "gdcc: error: unknown option '--frobnicate'" "unknown option"
+expect_status 2 "no model" -- "$GDCC"
+expect_in "$tmp/err" "no model given" "no model"
+expect_status 2 "two models" -- "$GDCC" a.ir b.ir
+expect_status 2 "bad --emit" -- "$GDCC" --emit=asm "$SRCDIR/examples/mlp.ir"
+expect_in "$tmp/err" "unknown --emit stage 'asm'" "bad --emit"
+expect_status 2 "unknown target" -- "$GDCC" -t vax "$SRCDIR/examples/mlp.ir"
+expect_in "$tmp/err" "unknown target 'vax'" "unknown target"
+expect_status 2 "-o without --emit" -- "$GDCC" -o "$tmp/x" "$SRCDIR/examples/mlp.ir"
+expect_status 2 "-o missing argument" -- "$GDCC" "$SRCDIR/examples/mlp.ir" -o
+expect_in "$tmp/err" "needs an argument" "-o missing argument"
+expect_status 1 "missing model file" -- "$GDCC" "$tmp/none.ir"
+expect_in "$tmp/err" "$tmp/none.ir: error: cannot read model: No such file or directory" "missing model file"
+
+# ---- --emit=ir -----------------------------------------------------------------
+for model in "$SRCDIR"/examples/*.ir; do
+	name=$(basename "$model" .ir)
+	expect_status 0 "$name check" -- "$GDCC" "$model"
+	expect_status 0 "$name --emit=ir" -- "$GDCC" --emit=ir -o "$tmp/$name.1.ir" "$model"
+	expect_status 0 "$name reparse" -- "$GDCC" --emit=ir -o "$tmp/$name.2.ir" "$tmp/$name.1.ir"
+	cmp -s "$tmp/$name.1.ir" "$tmp/$name.2.ir" && ok || bad "$name: print -> parse -> print is not a fixed point"
+done
+
+# ---- gdcc run ------------------------------------------------------------------
+cat >"$tmp/small.ir" <<'IR'
+graph small {
+  input x : f32[2, 8]
+  input idx : i64[2]
+  y = relu(x)
+  g = gather(y, idx, axis=1)
+  output y, g
+}
+IR
+expect_status 0 "run default" -- "$GDCC" run "$tmp/small.ir"
+expect_in "$tmp/out" "y : f32[2,8]" "run prints a summary"
+expect_status 0 "run seeded" -- "$GDCC" run "$tmp/small.ir" --seed 7 --output y="$tmp/y7a.npy"
+expect_status 0 "run seeded again" -- "$GDCC" run "$tmp/small.ir" --seed 7 --output y="$tmp/y7b.npy"
+cmp -s "$tmp/y7a.npy" "$tmp/y7b.npy" && ok || bad "the same seed gave different outputs"
+expect_status 0 "run other seed" -- "$GDCC" run "$tmp/small.ir" --seed 8 --output y="$tmp/y8.npy"
+cmp -s "$tmp/y7a.npy" "$tmp/y8.npy" && bad "another seed gave the same outputs" || ok
+expect_status 0 "run output-dir" -- "$GDCC" run "$tmp/small.ir" --output-dir "$tmp"
+[ -s "$tmp/y.npy" ] && [ -s "$tmp/g.npy" ] && ok || bad "--output-dir did not write y.npy and g.npy"
+# Feed an output back as an input: relu(relu(x)) == relu(x).
+expect_status 0 "run with --input" -- "$GDCC" run "$tmp/small.ir" --input x="$tmp/y.npy" --output y="$tmp/yy.npy"
+cmp -s "$tmp/y.npy" "$tmp/yy.npy" && ok || bad "relu is not idempotent through --input"
+expect_status 1 "run wrong input name" -- "$GDCC" run "$tmp/small.ir" --input nope="$tmp/y.npy"
+expect_in "$tmp/err" "the model has no input named 'nope'" "run wrong input name"
+expect_status 1 "run wrong input type" -- "$GDCC" run "$tmp/small.ir" --input idx="$tmp/y.npy"
+expect_in "$tmp/err" "$tmp/y.npy: error: holds f32[2,8] but input 'idx' is i64[2]" "run wrong input type"
+expect_status 1 "run missing input file" -- "$GDCC" run "$tmp/small.ir" --input x="$tmp/nothere.npy"
+expect_in "$tmp/err" "cannot open" "run missing input file"
+expect_status 1 "run wrong output name" -- "$GDCC" run "$tmp/small.ir" --output zz="$tmp/zz.npy"
+[ -e "$tmp/zz.npy" ] && bad "an output file was written for a failed run" || ok
+expect_status 2 "run bad binding" -- "$GDCC" run "$tmp/small.ir" --input x
+expect_in "$tmp/err" "expected NAME=FILE.npy" "run bad binding"
+expect_status 2 "run bad seed" -- "$GDCC" run "$tmp/small.ir" --seed -3
+expect_status 2 "run no model" -- "$GDCC" run
+expect_status 1 "run invalid model" -- "$GDCC" run "$SRCDIR/tests/errors/shape_mismatch.ir" --output y="$tmp/bad.npy"
+[ -e "$tmp/bad.npy" ] && bad "an output file was written for an invalid model" || ok
+# A run-time error (an index out of range) exits 3 and writes nothing.
+printf 'graph mk {\n  const i : i64[2] = [0, 9]\n  output i\n}\n' >"$tmp/mk.ir"
+expect_status 0 "make an index file" -- "$GDCC" run "$tmp/mk.ir" --output i="$tmp/idx.npy"
+rm -f "$tmp/g2.npy"
+expect_status 3 "run index out of range" -- "$GDCC" run "$tmp/small.ir" --input idx="$tmp/idx.npy" --output g="$tmp/g2.npy"
+expect_in "$tmp/err" "out of range" "run index out of range"
+[ -e "$tmp/g2.npy" ] && bad "an output file was written for a failed run" || ok
+expect_status 3 "run unwritable output" -- "$GDCC" run "$tmp/small.ir" --output y=/nonexistent-dir/y.npy
+expect_in "$tmp/err" "cannot create" "run unwritable output"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
