@@ -17,6 +17,9 @@ void diag_free(Diag *d)
 	for (int i = 0; i < d->n; i++)
 		free(d->entries[i].msg);
 	free(d->entries);
+	for (int i = 0; i < d->nnames; i++)
+		free(d->names[i]);
+	free(d->names);
 	for (DiagSource *s = d->sources, *next; s; s = next) {
 		next = s->next;
 		free(s->file);
@@ -43,8 +46,25 @@ const char *diag_add_source(Diag *d, const char *file, const char *text, size_t 
 	return s->file;
 }
 
+/* Messages outlive the strings their callers built locations from: keep a
+ * copy of every file name. */
+static const char *intern(Diag *d, const char *file)
+{
+	if (!file)
+		return NULL;
+	for (DiagSource *s = d->sources; s; s = s->next)
+		if (s->file == file || strcmp(s->file, file) == 0)
+			return s->file;
+	for (int i = 0; i < d->nnames; i++)
+		if (strcmp(d->names[i], file) == 0)
+			return d->names[i];
+	d->names = xrealloc(d->names, (d->nnames + 1) * sizeof *d->names);
+	return d->names[d->nnames++] = xstrdup(file);
+}
+
 void diag_vreport(Diag *d, DiagLevel lv, Loc loc, const char *fmt, va_list ap)
 {
+	loc.file = intern(d, loc.file);
 	if (lv == DIAG_ERROR) {
 		d->nerrors++;
 		if (d->nerrors > d->max_errors)

@@ -40,6 +40,8 @@ typedef struct {
 	int nerrors;
 	int max_errors;      /* stop recording errors beyond this (default 50) */
 	DiagSource *sources; /* source texts, for printing the offending line */
+	char **names;        /* other file names messages refer to (interned) */
+	int nnames;
 } Diag;
 
 void diag_init(Diag *d);

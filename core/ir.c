@@ -228,6 +228,7 @@ void graph_free(Graph *g)
 	free(g->output_loc);
 	free(g->name);
 	free(g->dir);
+	free(g->file);
 	free(g);
 }
 

@@ -159,6 +159,7 @@ struct Node {
 typedef struct Graph {
 	char *name;
 	Loc loc;
+	char *file;           /* the model file; every Loc in the graph points here */
 	char *dir;            /* directory of the model file, for npy paths */
 	Value **values;
 	int nvalues, capvalues;

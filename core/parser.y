@@ -703,11 +703,13 @@ Graph *parse_model(const char *file, const char *dir, const char *text, size_t l
 	if (len)
 		memcpy(buf, text, len);
 	buf[len] = 0;
-	p.file = diag_add_source(d, file, text, len);
+	diag_add_source(d, file, text, len);
 	p.start = p.cur = p.line_start = buf;
 	p.lim = buf + len;
 	p.line = 1;
 	p.g = graph_new(NULL);
+	p.g->file = xstrdup(file);
+	p.file = p.g->file;
 	p.g->dir = dir ? xstrdup(dir) : NULL;
 	p.dir = p.g->dir;
 	p.g->loc = loc_at(p.file, 1, 1);

@@ -62,7 +62,8 @@ Test(npy, round_trip_every_dtype_and_rank)
 			cr_assert(npy_read("rt.npy", &u, &err), "%s", err);
 			cr_assert_eq(u->type.dtype, dts[i]);
 			cr_assert(shape_eq(&u->type.shape, &shapes[k]));
-			cr_assert_eq(memcmp(u->data, t->data, tensor_bytes(t)), 0);
+			if (tensor_bytes(t))
+				cr_assert_eq(memcmp(u->data, t->data, tensor_bytes(t)), 0);
 			tensor_free(t);
 			tensor_free(u);
 		}

@@ -142,12 +142,12 @@ Graph *t_single_op(OpKind op, int nin, const TensorType *in_types, int nout, Nod
 	Graph *g = graph_new("t");
 	Value *in[16];
 	const char *names[16];
-	char buf[16][8];
+	char buf[16][16];
 	for (int i = 0; i < nin; i++) {
 		snprintf(buf[i], sizeof buf[i], "x%d", i);
 		in[i] = graph_add_input(g, buf[i], in_types[i].dtype, &in_types[i].shape, (Loc){"t", 1, 1});
 	}
-	char rb[16][8];
+	char rb[16][16];
 	for (int i = 0; i < nout; i++) {
 		snprintf(rb[i], sizeof rb[i], "r%d", i);
 		names[i] = rb[i];
