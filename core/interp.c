@@ -49,7 +49,8 @@ bool interp_run(const Graph *g, Tensor *const *inputs, Tensor **outputs, Diag *d
 			continue;
 		}
 		val[v->id] = tensor_new(t->dtype, &t->shape);
-		memcpy(val[v->id]->data, inputs[i]->data, tensor_bytes(inputs[i]));
+		if (tensor_bytes(inputs[i]))
+			memcpy(val[v->id]->data, inputs[i]->data, tensor_bytes(inputs[i]));
 	}
 	for (int i = 0; ok && i < g->nnodes; i++) {
 		const Node *n = g->nodes[i];
@@ -83,7 +84,8 @@ bool interp_run(const Graph *g, Tensor *const *inputs, Tensor **outputs, Diag *d
 			/* The same value may be listed once only (the verifier
 			 * checks), but an input may be an output: copy it. */
 			outputs[i] = tensor_new(val[id]->type.dtype, &val[id]->type.shape);
-			memcpy(outputs[i]->data, val[id]->data, tensor_bytes(val[id]));
+			if (tensor_bytes(val[id]))
+				memcpy(outputs[i]->data, val[id]->data, tensor_bytes(val[id]));
 		}
 	}
 	for (int i = 0; i < g->nvalues; i++)

@@ -92,12 +92,14 @@ bool materialize_constant(const Node *n, Tensor *out, Diag *d)
 			tensor_free(t);
 			return kernel_error(d, n, "'%s' changed since the model was checked", in->path);
 		}
-		memcpy(out->data, t->data, tensor_bytes(t));
+		if (tensor_bytes(t))
+			memcpy(out->data, t->data, tensor_bytes(t));
 		tensor_free(t);
 		return true;
 	}
 	case INIT_ZEROS:
-		memset(out->data, 0, tensor_bytes(out));
+		if (tensor_bytes(out))
+			memset(out->data, 0, tensor_bytes(out));
 		return true;
 	case INIT_FILL:
 		for (int64_t i = 0; i < numel; i++)

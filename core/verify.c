@@ -55,6 +55,16 @@ static bool check_attrs(Node *n, Diag *d)
 		if (s->kind == ATTR_FLOAT && a->kind == ATTR_INT) {
 			a->kind = ATTR_FLOAT;
 			a->f = (double)a->i;
+		} else if (s->kind == ATTR_INTS && a->kind == ATTR_INT) {
+			a->ints = xcalloc(1, sizeof *a->ints);
+			a->ints[0] = a->i;
+			a->n = 1;
+			a->kind = ATTR_INTS;
+		} else if (s->kind == ATTR_FLOATS && (a->kind == ATTR_INT || a->kind == ATTR_FLOAT)) {
+			a->floats = xcalloc(1, sizeof *a->floats);
+			a->floats[0] = a->kind == ATTR_INT ? (double)a->i : a->f;
+			a->n = 1;
+			a->kind = ATTR_FLOATS;
 		} else if (s->kind == ATTR_FLOATS && a->kind == ATTR_INTS) {
 			a->floats = xcalloc(a->n, sizeof *a->floats);
 			for (int k = 0; k < a->n; k++)
@@ -65,8 +75,8 @@ static bool check_attrs(Node *n, Diag *d)
 		}
 		if (a->kind != s->kind) {
 			diag_error(d, a->loc, "%s: attribute '%s' must be %s %s, got %s %s", opname, a->name,
-				   s->kind == ATTR_INT ? "an" : "a", attr_kind_name(s->kind),
-				   a->kind == ATTR_INT ? "an" : "a", attr_kind_name(a->kind));
+				   s->kind == ATTR_INT || s->kind == ATTR_INTS ? "an" : "a", attr_kind_name(s->kind),
+				   a->kind == ATTR_INT || a->kind == ATTR_INTS ? "an" : "a", attr_kind_name(a->kind));
 			ok = false;
 			continue;
 		}

@@ -65,7 +65,18 @@ Test(verify, attribute_wrong_kind)
 	expect("graph g {\n  input x : f32[2, 2]\n  y = softmax(x, axis=1.5)\n  output y\n}\n",
 	       "softmax: attribute 'axis' must be an int, got a float", 3, 18);
 	expect("graph g {\n  input x : f32[2, 2]\n  y = transpose(x, perm=\"10\")\n  output y\n}\n",
-	       "transpose: attribute 'perm' must be a int list, got a string", 3, 20);
+	       "transpose: attribute 'perm' must be an int list, got a string", 3, 20);
+}
+
+Test(verify, one_number_is_a_one_element_list)
+{
+	Graph *g = t_model("graph g {\n  input x : f32[2, 1]\n  y = squeeze(x, axes=1)\n  output y\n}\n");
+	const Attr *a = node_attr(g->nodes[0], "axes");
+	cr_assert_eq(a->kind, ATTR_INTS);
+	cr_assert_eq(a->n, 1);
+	cr_assert_eq(a->ints[0], 1);
+	cr_assert_eq(g->outputs[0]->type.shape.rank, 1);
+	graph_free(g);
 }
 
 Test(verify, missing_required_attribute)
