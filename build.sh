@@ -50,11 +50,29 @@ all)
 	;;
 check)
 	deps
-	configure build
-	make -s -C build -j"$jobs" check
-	configure build-san --enable-sanitizers
-	make -s -C build-san -j"$jobs" check
+	passed=0 failed=0
+	for variant in build build-san; do
+		if [ $variant = build ]; then configure build; else configure build-san --enable-sanitizers; fi
+		st=0
+		make -s -C $variant -j"$jobs" check || st=$?
+		# Count the cases each test program ran (Criterion's synthesis line
+		# and the shell tests' "N passed, N failed" lines).
+		for log in $variant/tests/*.log; do
+			[ -f "$log" ] || continue
+			line=$(grep -E '^\[====\] Synthesis: Tested:|^[a-z]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+			p=$(echo "$line" | sed -nE 's/.*Passing: ([0-9]+).*/\1/p; s/.*: ([0-9]+) passed.*/\1/p')
+			f=$(echo "$line" | sed -nE 's/.*Failing: ([0-9]+) \| Crashing: ([0-9]+).*/\1 \2/p; s/.* ([0-9]+) failed.*/\1/p')
+			for n in ${p:-0}; do passed=$((passed + n)); done
+			for n in ${f:-0}; do failed=$((failed + n)); done
+		done
+		if [ "$st" -ne 0 ]; then
+			cat $variant/test-suite.log >&2 || true
+			echo "tests: $passed passed, $failed failed"
+			exit "$st"
+		fi
+	done
 	echo "build.sh: all tests passed (normal and ASan+UBSan builds)"
+	echo "tests: $passed passed, $failed failed"
 	;;
 *)
 	echo "usage: ./build.sh [all|check|deps]" >&2
