@@ -15,13 +15,9 @@ static const struct {
 	const char *npy;
 } dtype_tab[DT_COUNT] = {
 	[DT_INVALID] = {"invalid", 0, NULL},
-	[DT_F32] = {"f32", 4, "<f4"},
-	[DT_I32] = {"i32", 4, "<i4"},
-	[DT_I64] = {"i64", 8, "<i8"},
-	[DT_BOOL] = {"bool", 1, "|b1"},
-	[DT_I8] = {"i8", 1, "|i1"},
-	[DT_F16] = {"f16", 2, "<f2"},
-	[DT_BF16] = {"bf16", 2, NULL},
+#define DTYPE(id, name, size, npy) [DT_##id] = {name, size, npy},
+#include "dtypes.def"
+#undef DTYPE
 };
 
 const char *dtype_name(DType t) { return t < DT_COUNT ? dtype_tab[t].name : "invalid"; }

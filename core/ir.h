@@ -14,13 +14,9 @@
 /* ---- element types ---------------------------------------------------- */
 typedef enum {
 	DT_INVALID,
-	DT_F32,
-	DT_I32,
-	DT_I64,
-	DT_BOOL,
-	DT_I8,   /* reserved for Tier 2: parsed and typed, no kernels yet */
-	DT_F16,
-	DT_BF16,
+#define DTYPE(id, name, size, npy) DT_##id,
+#include "dtypes.def"
+#undef DTYPE
 	DT_COUNT
 } DType;
 

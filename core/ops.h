@@ -44,6 +44,7 @@ typedef struct {
 	InferFn infer;
 	KernelFn kernel;
 	const char *summary;
+	const char *native_uses; /* selection operations of the direct lowering */
 } OpInfo;
 
 extern const OpInfo op_info[OP_COUNT];
@@ -52,7 +53,7 @@ OpKind op_lookup(const char *name, size_t len);
 const AttrSpec *op_attr_spec(OpKind op, const char *name);
 
 /* Declarations of every spec, rule and kernel named in ops.def. */
-#define OP(id, name, mini, maxi, mino, maxo, attrs, infer, kernel, summary) \
+#define OP(id, name, mini, maxi, mino, maxo, attrs, infer, kernel, summary, uses) \
 	extern const AttrSpec attrs[];                                     \
 	bool infer(InferCtx *cx);                                          \
 	bool kernel(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d);

@@ -8,8 +8,8 @@
 #include "util.h"
 
 const OpInfo op_info[OP_COUNT] = {
-#define OP(id, nm, mini, maxi, mino, maxo, at, inf, ker, sum) \
-	[OP_##id] = {nm, mini, maxi, mino, maxo, at, inf, ker, sum},
+#define OP(id, nm, mini, maxi, mino, maxo, at, inf, ker, sum, uses) \
+	[OP_##id] = {nm, mini, maxi, mino, maxo, at, inf, ker, sum, uses},
 #include "ops.def"
 #undef OP
 };
