@@ -1,4 +1,4 @@
-/* What gen/mdgen generates for each md/*.md target, and the registry of
+/* What gen/mdgen generates for each md/ .md target, and the registry of
  * targets.  Everything a target is, the backend reads from here: nothing
  * in C names a target. */
 #ifndef GDCC_TARGET_H

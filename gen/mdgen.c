@@ -1,0 +1,2125 @@
+/* mdgen: reads machine descriptions (md/*.md, the language of docs/md.md),
+ * checks them, and writes the C tables of every target plus the registry:
+ *
+ *   mdgen -o targets_gen.c LIST...     (each LIST names .md files, one per line)
+ *
+ * Stages, per target: parse the file (and the files it extends), expand
+ * classes and foreach, build the model (header, registers, abi, params,
+ * forms and instructions with their typed patterns, legality rows),
+ * normalize the patterns into BURS rules, check (unknown names, types,
+ * duplicates, operand constraints, ambiguous and unreachable rules,
+ * native rows nothing can select, incomplete legality), then emit. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "burs.h"
+#include "mdgen.h"
+#include "ops.h"
+#include "sel.h"
+#include "util.h"
+
+/* ---- an arena for the model: freed at once at the end ------------------ */
+typedef struct Block {
+	struct Block *next;
+	size_t used, cap;
+	_Alignas(16) char data[];
+} Block;
+static Block *arena;
+
+static void *amalloc(size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	if (!arena || arena->used + n > arena->cap) {
+		size_t cap = n > 65536 ? n : 65536;
+		Block *b = xmalloc(sizeof *b + cap);
+		b->next = arena;
+		b->used = 0;
+		b->cap = cap;
+		arena = b;
+	}
+	void *p = arena->data + arena->used;
+	arena->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+static char *astrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(amalloc(n), s, n);
+}
+
+static void arena_free(void)
+{
+	while (arena) {
+		Block *b = arena->next;
+		free(arena);
+		arena = b;
+	}
+}
+
+/* A growable array of pointers in the arena. */
+typedef struct {
+	void **v;
+	int n, cap;
+} Vec;
+
+static void vpush(Vec *a, void *x)
+{
+	if (a->n == a->cap) {
+		int cap = a->cap ? 2 * a->cap : 8;
+		void **v = amalloc(cap * sizeof *v);
+		if (a->n)
+			memcpy(v, a->v, a->n * sizeof *v);
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = x;
+}
+
+/* ---- the model --------------------------------------------------------- */
+typedef struct {
+	char *name;
+	Sort sort;
+	int kind;          /* 0 stmt, 1 register class, 2 form, 3 helper */
+	Loc loc;
+	int used;          /* as a leaf of some rule */
+	void *def;         /* RegClass or Form */
+} Nt;
+
+typedef struct {
+	char *name;
+	Loc loc;
+	Sort sort;
+	int width;
+	Vec regs;          /* char * */
+	Vec reserved, callee_saved;
+	int nt;
+	const char *file;  /* the file that defined it (for overrides) */
+} RegClass;
+
+typedef struct {
+	char *name;
+	Loc loc;
+	int nt;            /* -1: an immediate */
+	SelOp const_op;
+	bool has_range;
+	int64_t lo, hi;
+	int depth;
+	int8_t path[8];
+} Operand;
+
+typedef struct {
+	char *name;
+	Loc loc;
+	bool is_form;
+	const char *file;
+	MdNode *pattern;   /* the typed pattern (borrowed from the tree) */
+	MdNode *result;    /* BIND or NULL */
+	int lhs;
+	Sort sort;
+	char *asm_template;
+	Loc asm_loc;
+	Vec ops;           /* Operand * */
+	char *tied[2];
+	Loc tied_loc;
+	Vec clobbers;
+	Loc clobbers_loc;
+	double latency, throughput;
+	Vec units;
+	Loc units_loc;
+	int size;
+	int cost;
+	bool bad;          /* already reported */
+} Rule;
+
+typedef struct {
+	char *name;
+	Loc loc;
+	const char *file;
+	MdNode *value;
+} Param;
+
+typedef struct {
+	char *name;
+	Loc loc;
+	Sort sort;
+	const char *file;
+	Vec cases;         /* MdNode * (MATCH) */
+	int nt;
+} Form;
+
+typedef struct {
+	char *cls;
+	Loc loc;
+	Vec regs;
+} AbiArgs_;
+
+typedef enum { ACT_NATIVE, ACT_EXPAND, ACT_FALLBACK, ACT_UNSUPPORTED } Act;
+
+typedef struct {
+	Loc loc;
+	int op;            /* OpKind or -1 */
+	int dtype;         /* DType or -1 */
+	Act act;
+	char *rule;
+	char *reason;
+	Vec uses;          /* char * */
+	Loc uses_loc;
+	bool has_cost;
+	double cost;
+	MdNode *when;
+	char *when_c, *when_text;
+	int file_index;
+} Legal;
+
+typedef struct {
+	char *name;
+	Loc loc;
+	const char *file;
+	MdNode *node;      /* the instruction after expansion */
+} InstDef;
+
+typedef struct Env {
+	const char *name;
+	const MdNode *value;
+	const struct Env *next;
+} Env;
+
+typedef struct {
+	char *name;
+	Loc loc;
+	char *path;
+	Vec files;         /* char *: the .md files, parent first */
+	uint64_t hash;
+	/* header */
+	char *isa, *dialect, *abi_name;
+	int pointer_bits;
+	bool scalable;
+	int vector_bits, vlen_max;
+	Vec lmul;          /* intptr_t */
+	unsigned dtypes;
+	Vec units;         /* char * */
+	char *parent;
+	/* definitions */
+	Vec classes;       /* MdNode * (CLASS) */
+	Vec params;        /* Param * */
+	Vec regclasses;    /* RegClass * */
+	Vec forms;         /* Form * */
+	Vec insts;         /* InstDef * */
+	Vec legal;         /* Legal * */
+	MdNode *abi;
+	Vec abi_args, abi_ret; /* AbiArgs_ * */
+	char *sp, *fp;
+	int stack_align;
+	/* derived */
+	Vec nts;           /* Nt * */
+	Vec rules;         /* Rule * */
+	Vec burs;          /* BursRule * */
+	Vec trees;         /* MdNode *: parsed and expanded trees, freed at the end */
+} Target;
+
+static Diag diag;
+
+#define ERR(loc, ...) diag_error(&diag, (loc), __VA_ARGS__)
+
+/* ---- small helpers over the tree ----------------------------------------- */
+static const char *kind_word(const MdNode *n)
+{
+	switch (n->kind) {
+	case MD_IDENT: return "a name";
+	case MD_VAR: return "a variable";
+	case MD_STRING: return "a string";
+	case MD_NUM: return "a number";
+	case MD_LIST: return "a list";
+	case MD_CALL: return "a call";
+	case MD_RANGE: return "a register range";
+	default: return "something else";
+	}
+}
+
+static bool want(const MdNode *n, MdKind k, const char *what, const char *field)
+{
+	if (n && n->kind == k)
+		return true;
+	if (n && n->kind == MD_VAR)
+		ERR(n->loc, "unknown variable '$%s'", n->text);
+	else if (n)
+		ERR(n->loc, "'%s' takes %s, not %s", field, what, kind_word(n));
+	return false;
+}
+
+/* The single value of a field, checked for kind. */
+static const MdNode *field_value(const MdNode *f, MdKind k, const char *what)
+{
+	if (f->nkid != 1) {
+		ERR(f->loc, "'%s' takes one value (%s), got %d", f->text, what, f->nkid);
+		return NULL;
+	}
+	return want(f->kid[0], k, what, f->text) ? f->kid[0] : NULL;
+}
+
+static bool field_int(const MdNode *f, int64_t lo, int64_t hi, int64_t *out)
+{
+	const MdNode *v = field_value(f, MD_NUM, "an integer");
+	if (!v)
+		return false;
+	if (!v->is_int || v->ival < lo || v->ival > hi) {
+		ERR(v->loc, "'%s' must be an integer from %lld to %lld", f->text, (long long)lo, (long long)hi);
+		return false;
+	}
+	*out = v->ival;
+	return true;
+}
+
+static bool field_num(const MdNode *f, double *out)
+{
+	const MdNode *v = field_value(f, MD_NUM, "a number");
+	if (!v)
+		return false;
+	if (v->num < 0) {
+		ERR(v->loc, "'%s' must not be negative", f->text);
+		return false;
+	}
+	*out = v->num;
+	return true;
+}
+
+/* Names in a list (with register ranges expanded) into vec. */
+static bool name_list(const MdNode *list, Vec *out, const char *field)
+{
+	if (!want(list, MD_LIST, "a list of names", field))
+		return false;
+	bool ok = true;
+	for (int i = 0; i < list->nkid; i++) {
+		const MdNode *v = list->kid[i];
+		if (v->kind == MD_RANGE) {
+			for (int64_t k = v->ival; k <= (int64_t)v->num; k++) {
+				char buf[128];
+				snprintf(buf, sizeof buf, "%s%lld", v->text, (long long)k);
+				vpush(out, astrdup(buf));
+			}
+		} else if (want(v, MD_IDENT, "names", field)) {
+			vpush(out, astrdup(v->text));
+		} else {
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+static int vfind(const Vec *v, const char *name)
+{
+	for (int i = 0; i < v->n; i++)
+		if (strcmp(v->v[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/* ---- expansion of classes and foreach ------------------------------------ */
+static const MdNode *env_get(const Env *e, const char *name)
+{
+	for (; e; e = e->next)
+		if (strcmp(e->name, name) == 0)
+			return e->value;
+	return NULL;
+}
+
+static void value_text(const MdNode *v, char *buf, size_t n)
+{
+	if (v->kind == MD_NUM) {
+		if (v->is_int)
+			snprintf(buf, n, "%lld", (long long)v->ival);
+		else
+			snprintf(buf, n, "%g", v->num);
+	} else {
+		snprintf(buf, n, "%s", v->text ? v->text : "");
+	}
+}
+
+/* Replace $name in a string by the variables' values. */
+static char *subst_text(const char *s, const Env *env)
+{
+	size_t cap = strlen(s) + 64, n = 0;
+	char *out = xmalloc(cap);
+	while (*s) {
+		const MdNode *v = NULL;
+		size_t len = 0;
+		if (*s == '$') {
+			while (s[1 + len] == '_' || (s[1 + len] >= 'a' && s[1 + len] <= 'z') ||
+			       (s[1 + len] >= 'A' && s[1 + len] <= 'Z') || (s[1 + len] >= '0' && s[1 + len] <= '9'))
+				len++;
+			char *name = xstrndup(s + 1, len);
+			v = env_get(env, name);
+			free(name);
+		}
+		char buf[256];
+		const char *piece = s;
+		size_t plen = 1;
+		if (v) {
+			value_text(v, buf, sizeof buf);
+			piece = buf;
+			plen = strlen(buf);
+			s += len + 1;
+		} else {
+			s++;
+		}
+		if (n + plen + 1 > cap) {
+			cap = 2 * (n + plen + 1);
+			out = xrealloc(out, cap);
+		}
+		memcpy(out + n, piece, plen);
+		n += plen;
+	}
+	out[n] = 0;
+	return out;
+}
+
+static MdNode *subst(const MdNode *n, const Env *env)
+{
+	if (!n)
+		return NULL;
+	if (n->kind == MD_VAR) {
+		const MdNode *v = env_get(env, n->text);
+		if (v) {
+			MdNode *c = md_clone(v);
+			c->loc = n->loc;
+			return c;
+		}
+	}
+	MdNode *c = md_new(n->kind, n->loc);
+	if (n->text)
+		c->text = (n->kind == MD_STRING || n->kind == MD_IDENT) ? subst_text(n->text, env) : xstrdup(n->text);
+	c->num = n->num;
+	c->ival = n->ival;
+	c->is_int = n->is_int;
+	for (int i = 0; i < n->nkid; i++)
+		md_add(c, subst(n->kid[i], env));
+	return c;
+}
+
+static const MdNode *find_class(Target *t, const char *name)
+{
+	for (int i = t->classes.n - 1; i >= 0; i--) {
+		const MdNode *c = t->classes.v[i];
+		if (strcmp(c->text, name) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+static const char *line_key(const MdNode *line)
+{
+	return line->kind == MD_MATCH ? "match" : line->text;
+}
+
+/* An instruction that instantiates a class: the class body with the
+ * arguments substituted, then the instruction's own lines replacing the
+ * class's lines of the same key. */
+static MdNode *instantiate(Target *t, MdNode *inst)
+{
+	MdNode *call = inst->kid[1];
+	const MdNode *cls = find_class(t, call->text);
+	if (!cls) {
+		ERR(call->loc, "unknown class '%s'", call->text);
+		return NULL;
+	}
+	const MdNode *params = cls->kid[0];
+	if (params->nkid != call->nkid) {
+		ERR(call->loc, "class '%s' takes %d arguments, got %d", cls->text, params->nkid, call->nkid);
+		return NULL;
+	}
+	Env *env = NULL, *cells = xcalloc(params->nkid ? params->nkid : 1, sizeof *cells);
+	for (int i = 0; i < params->nkid; i++) {
+		cells[i] = (Env){params->kid[i]->text, call->kid[i], env};
+		env = &cells[i];
+	}
+	MdNode *out = md_new(MD_INST, inst->loc);
+	md_add(out, md_clone(inst->kid[0]));
+	md_add(out, NULL);
+	for (int i = 1; i < cls->nkid; i++) {
+		const char *key = line_key(cls->kid[i]);
+		bool overridden = false;
+		for (int k = 2; k < inst->nkid; k++)
+			overridden |= strcmp(line_key(inst->kid[k]), key) == 0;
+		if (!overridden)
+			md_add(out, subst(cls->kid[i], env));
+	}
+	for (int k = 2; k < inst->nkid; k++)
+		md_add(out, md_clone(inst->kid[k]));
+	free(cells);
+	return out;
+}
+
+static void expand(Target *t, const MdNode *item, const Env *env, Vec *out)
+{
+	switch (item->kind) {
+	case MD_FOREACH: {
+		const MdNode *vars = item->kid[0], *tuples = item->kid[1];
+		Env *cells = xcalloc(vars->nkid, sizeof *cells);
+		for (int k = 0; k < tuples->nkid; k++) {
+			const MdNode *tup = tuples->kid[k];
+			if (tup->nkid != vars->nkid) {
+				ERR(tup->loc, "this tuple has %d values but foreach names %d variables", tup->nkid, vars->nkid);
+				continue;
+			}
+			MdNode *vals = md_new(MD_LIST, tup->loc);
+			for (int i = 0; i < vars->nkid; i++)
+				md_add(vals, subst(tup->kid[i], env));
+			vpush(&t->trees, vals);
+			const Env *e = env;
+			for (int i = 0; i < vars->nkid; i++) {
+				cells[i] = (Env){vars->kid[i]->text, vals->kid[i], e};
+				e = &cells[i];
+			}
+			for (int i = 2; i < item->nkid; i++)
+				expand(t, item->kid[i], e, out);
+		}
+		free(cells);
+		break;
+	}
+	case MD_CLASS: {
+		MdNode *c = subst(item, env);
+		vpush(&t->trees, c);
+		const MdNode *old = find_class(t, c->text);
+		if (old && old->loc.file == c->loc.file) {
+			ERR(c->loc, "duplicate class '%s'", c->text);
+			diag_note(&diag, old->loc, "'%s' was first defined here", c->text);
+		}
+		vpush(&t->classes, c);
+		break;
+	}
+	case MD_INST: {
+		MdNode *c = subst(item, env);
+		vpush(&t->trees, c);
+		if (c->kid[1]) {
+			MdNode *x = instantiate(t, c);
+			if (!x)
+				break;
+			vpush(&t->trees, x);
+			c = x;
+		}
+		vpush(out, c);
+		break;
+	}
+	default: {
+		MdNode *c = subst(item, env);
+		vpush(&t->trees, c);
+		vpush(out, c);
+	}
+	}
+}
+
+/* ---- loading a target and the targets it extends ------------------------- */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");
+}
+
+/* Parse `path` and what it extends; append its expanded items (parents
+ * first) to out.  `stack` holds the names being loaded, for cycles. */
+static bool load(Target *t, const char *path, Loc from, const char **stack, int depth, Vec *out)
+{
+	if (depth >= 16) {
+		ERR(from, "'extends' is nested too deeply");
+		return false;
+	}
+	size_t len;
+	char *text = read_file(path, &len);
+	if (!text) {
+		ERR(from, "cannot read '%s': %s", path, strerror(errno));
+		return false;
+	}
+	const char *file = diag_add_source(&diag, path, text, len);
+	t->hash = XXH3_64bits_withSeed(text, len, t->hash);
+	MdNode *items = md_parse(file, text, len, &diag);
+	free(text);
+	if (!items)
+		return false;
+	vpush(&t->trees, items);
+	vpush(&t->files, (void *)file);
+	if (items->nkid == 0 || items->kid[0]->kind != MD_TARGET) {
+		ERR(items->nkid ? items->kid[0]->loc : loc_at(file, 1, 1), "an .md file starts with its 'target' item");
+		return false;
+	}
+	const MdNode *head = items->kid[0];
+	stack[depth] = head->text;
+	for (int i = 1; i < items->nkid; i++)
+		if (items->kid[i]->kind == MD_TARGET)
+			ERR(items->kid[i]->loc, "a second 'target' item (one target per file)");
+	if (head->kid[0]) {
+		const char *parent = head->kid[0]->text;
+		for (int i = 0; i <= depth; i++)
+			if (strcmp(stack[i], parent) == 0) {
+				if (i == depth)
+					ERR(head->kid[0]->loc, "'%s' extends itself", parent);
+				else
+					ERR(head->kid[0]->loc, "'%s' extends itself through '%s'", parent, head->text);
+				return false;
+			}
+		char *dir = dir_of(path);
+		char *ppath = xasprintf("%s/%s.md", dir, parent);
+		free(dir);
+		bool ok = load(t, ppath, head->kid[0]->loc, stack, depth + 1, out);
+		free(ppath);
+		if (!ok)
+			return false;
+	}
+	for (int i = 0; i < items->nkid; i++)
+		expand(t, items->kid[i], NULL, out);
+	return true;
+}
+
+/* ---- building the model ------------------------------------------------- */
+static int file_index(Target *t, const char *file)
+{
+	for (int i = 0; i < t->files.n; i++)
+		if (t->files.v[i] == file)
+			return i;
+	return -1;
+}
+
+/* Files were pushed child first: a larger index is an older ancestor. */
+static void header_field(Target *t, const MdNode *f)
+{
+	int64_t v;
+	if (strcmp(f->text, "isa") == 0 || strcmp(f->text, "dialect") == 0 || strcmp(f->text, "abi") == 0) {
+		const MdNode *s = field_value(f, MD_STRING, "a string");
+		if (s)
+			*(f->text[0] == 'i' ? &t->isa : f->text[0] == 'd' ? &t->dialect : &t->abi_name) = astrdup(s->text);
+	} else if (strcmp(f->text, "pointer_bits") == 0) {
+		if (field_int(f, 32, 64, &v))
+			t->pointer_bits = (int)v;
+	} else if (strcmp(f->text, "vector") == 0) {
+		if (f->nkid >= 1 && f->kid[0]->kind == MD_IDENT && strcmp(f->kid[0]->text, "fixed") == 0 &&
+		    f->nkid == 2 && f->kid[1]->kind == MD_NUM && f->kid[1]->is_int && f->kid[1]->ival >= 32 &&
+		    f->kid[1]->ival % 32 == 0) {
+			t->scalable = false;
+			t->vector_bits = t->vlen_max = (int)f->kid[1]->ival;
+		} else if (f->nkid == 3 && f->kid[0]->kind == MD_IDENT && strcmp(f->kid[0]->text, "scalable") == 0 &&
+			   f->kid[1]->kind == MD_NUM && f->kid[2]->kind == MD_NUM && f->kid[1]->is_int &&
+			   f->kid[2]->is_int && f->kid[1]->ival >= 32 && f->kid[2]->ival >= f->kid[1]->ival) {
+			t->scalable = true;
+			t->vector_bits = (int)f->kid[1]->ival;
+			t->vlen_max = (int)f->kid[2]->ival;
+		} else {
+			ERR(f->loc, "'vector' is 'fixed BITS' or 'scalable MIN MAX' (bits, multiples of 32)");
+		}
+	} else if (strcmp(f->text, "lmul") == 0) {
+		const MdNode *l = field_value(f, MD_LIST, "a list of integers");
+		t->lmul.n = 0;
+		for (int i = 0; l && i < l->nkid; i++) {
+			const MdNode *x = l->kid[i];
+			if (x->kind != MD_NUM || !x->is_int || x->ival < 1 || x->ival > 8 || (x->ival & (x->ival - 1)))
+				ERR(x->loc, "an LMUL is 1, 2, 4 or 8");
+			else
+				vpush(&t->lmul, (void *)(intptr_t)x->ival);
+		}
+	} else if (strcmp(f->text, "dtypes") == 0) {
+		const MdNode *l = field_value(f, MD_LIST, "a list of dtypes");
+		t->dtypes = 0;
+		for (int i = 0; l && i < l->nkid; i++) {
+			const MdNode *x = l->kid[i];
+			DType dt = x->kind == MD_IDENT ? dtype_from_name(x->text, strlen(x->text)) : DT_INVALID;
+			if (dt == DT_INVALID)
+				ERR(x->loc, "unknown dtype '%s'", x->text ? x->text : "?");
+			else
+				t->dtypes |= 1u << dt;
+		}
+	} else if (strcmp(f->text, "units") == 0) {
+		t->units.n = 0;
+		if (f->nkid == 1)
+			name_list(f->kid[0], &t->units, "units");
+		else
+			ERR(f->loc, "'units' takes a list of execution-unit names");
+	} else {
+		ERR(f->loc, "unknown field '%s' in target (known: isa, dialect, abi, pointer_bits, vector, lmul, dtypes, units)",
+		    f->text);
+	}
+}
+
+/* A definition by name: a later file (a child) replaces it; the same file
+ * defining it twice is an error. */
+static int find_named(Vec *v, size_t name_off, const char *name)
+{
+	for (int i = 0; i < v->n; i++)
+		if (strcmp(*(char **)((char *)v->v[i] + name_off), name) == 0)
+			return i;
+	return -1;
+}
+
+static bool define_named(Vec *v, size_t name_off, size_t loc_off, void *def, const char *what)
+{
+	char *name = *(char **)((char *)def + name_off);
+	Loc loc = *(Loc *)((char *)def + loc_off);
+	int i = find_named(v, name_off, name);
+	if (i < 0) {
+		vpush(v, def);
+		return true;
+	}
+	Loc old = *(Loc *)((char *)v->v[i] + loc_off);
+	if (old.file == loc.file) {
+		ERR(loc, "duplicate %s '%s'", what, name);
+		diag_note(&diag, old, "'%s' was first defined here", name);
+		return false;
+	}
+	v->v[i] = def; /* the child's replaces the parent's */
+	return true;
+}
+
+#define DEFINE(vec, def, what) define_named(&(vec), offsetof(__typeof__(*(def)), name), offsetof(__typeof__(*(def)), loc), (def), (what))
+
+static void build_regclass(Target *t, const MdNode *n)
+{
+	RegClass *rc = amalloc(sizeof *rc);
+	rc->name = astrdup(n->text);
+	rc->loc = n->loc;
+	rc->file = n->loc.file;
+	const MdNode *sort = n->kid[0];
+	rc->sort = sort_lookup(sort->text, strlen(sort->text));
+	if (rc->sort == SORT_NONE || rc->sort == SORT_X)
+		ERR(sort->loc, "unknown sort '%s' for a register class (known: i, f, v, w, m, t)", sort->text);
+	bool have_regs = false, have_width = false;
+	for (int i = 1; i < n->nkid; i++) {
+		const MdNode *f = n->kid[i];
+		int64_t v;
+		if (strcmp(f->text, "regs") == 0 && f->nkid == 1) {
+			have_regs = name_list(f->kid[0], &rc->regs, "regs");
+		} else if (strcmp(f->text, "width") == 0) {
+			if (field_int(f, 1, 65536, &v))
+				rc->width = (int)v, have_width = true;
+		} else if ((strcmp(f->text, "reserved") == 0 || strcmp(f->text, "callee_saved") == 0) && f->nkid == 1) {
+			Vec *dst = f->text[0] == 'r' ? &rc->reserved : &rc->callee_saved;
+			name_list(f->kid[0], dst, f->text);
+		} else {
+			ERR(f->loc, "unknown field '%s' in register class '%s' (known: regs, width, reserved, callee_saved)",
+			    f->text, rc->name);
+		}
+	}
+	if (!have_regs)
+		ERR(n->loc, "register class '%s' has no 'regs'", rc->name);
+	if (!have_width)
+		ERR(n->loc, "register class '%s' has no 'width'", rc->name);
+	for (int i = 0; i < rc->regs.n; i++)
+		for (int k = 0; k < i; k++)
+			if (strcmp(rc->regs.v[i], rc->regs.v[k]) == 0)
+				ERR(n->loc, "register '%s' is listed twice in '%s'", (char *)rc->regs.v[i], rc->name);
+	Vec *subsets[] = {&rc->reserved, &rc->callee_saved};
+	for (int s = 0; s < 2; s++)
+		for (int i = 0; i < subsets[s]->n; i++)
+			if (vfind(&rc->regs, subsets[s]->v[i]) < 0)
+				ERR(n->loc, "unknown register '%s' in '%s' of class '%s'", (char *)subsets[s]->v[i],
+				    s ? "callee_saved" : "reserved", rc->name);
+	DEFINE(t->regclasses, rc, "register class");
+}
+
+static RegClass *find_regclass(Target *t, const char *name)
+{
+	int i = find_named(&t->regclasses, offsetof(RegClass, name), name);
+	return i < 0 ? NULL : t->regclasses.v[i];
+}
+
+static bool is_register(Target *t, const char *reg)
+{
+	for (int i = 0; i < t->regclasses.n; i++)
+		if (vfind(&((RegClass *)t->regclasses.v[i])->regs, reg) >= 0)
+			return true;
+	return false;
+}
+
+static void check_class_regs(Target *t, const MdNode *where, const char *cls, const Vec *regs)
+{
+	RegClass *rc = find_regclass(t, cls);
+	if (!rc) {
+		ERR(where->loc, "unknown register class '%s'", cls);
+		return;
+	}
+	for (int i = 0; i < regs->n; i++)
+		if (vfind(&rc->regs, regs->v[i]) < 0)
+			ERR(where->loc, "'%s' is not a register of class '%s'", (char *)regs->v[i], cls);
+}
+
+static void build_abi(Target *t)
+{
+	const MdNode *n = t->abi;
+	if (!n)
+		return;
+	for (int i = 0; i < n->nkid; i++) {
+		const MdNode *f = n->kid[i];
+		int64_t v;
+		if ((strcmp(f->text, "args") == 0 || strcmp(f->text, "ret") == 0) && f->nkid == 2 &&
+		    f->kid[0]->kind == MD_IDENT) {
+			AbiArgs_ *a = amalloc(sizeof *a);
+			a->cls = astrdup(f->kid[0]->text);
+			a->loc = f->loc;
+			if (f->kid[1]->kind == MD_IDENT)
+				vpush(&a->regs, astrdup(f->kid[1]->text));
+			else
+				name_list(f->kid[1], &a->regs, f->text);
+			check_class_regs(t, f, a->cls, &a->regs);
+			vpush(f->text[0] == 'a' ? &t->abi_args : &t->abi_ret, a);
+		} else if (strcmp(f->text, "stack_pointer") == 0 || strcmp(f->text, "frame_pointer") == 0) {
+			const MdNode *r = field_value(f, MD_IDENT, "a register");
+			if (r && !is_register(t, r->text))
+				ERR(r->loc, "unknown register '%s'", r->text);
+			else if (r)
+				*(f->text[0] == 's' ? &t->sp : &t->fp) = astrdup(r->text);
+		} else if (strcmp(f->text, "stack_align") == 0) {
+			if (field_int(f, 1, 4096, &v))
+				t->stack_align = (int)v;
+		} else {
+			ERR(f->loc, "unknown or malformed field '%s' in abi (known: args CLASS [regs], ret CLASS reg, "
+			    "stack_pointer, frame_pointer, stack_align)", f->text);
+		}
+	}
+}
+
+/* ---- nonterminals and rules ---------------------------------------------- */
+static int add_nt(Target *t, const char *name, Sort sort, int kind, Loc loc, void *def)
+{
+	Nt *nt = amalloc(sizeof *nt);
+	nt->name = astrdup(name);
+	nt->sort = sort;
+	nt->kind = kind;
+	nt->loc = loc;
+	nt->def = def;
+	vpush(&t->nts, nt);
+	return t->nts.n - 1;
+}
+
+static int find_nt(Target *t, const char *name)
+{
+	for (int i = 0; i < t->nts.n; i++) {
+		Nt *nt = t->nts.v[i];
+		if (nt->kind != 3 && strcmp(nt->name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+static Operand *find_operand(Rule *r, const char *name)
+{
+	for (int i = 0; i < r->ops.n; i++)
+		if (strcmp(((Operand *)r->ops.v[i])->name, name) == 0)
+			return r->ops.v[i];
+	return NULL;
+}
+
+/* Type-check a pattern; record its operands with their paths.  Returns the
+ * sort it produces, SORT_NONE after an error. */
+static Sort check_pattern(Target *t, Rule *r, const MdNode *p, int depth, int8_t *path)
+{
+	if (p->kind == MD_BIND) {
+		const MdNode *what = p->kid[0];
+		if (what->kind != MD_IDENT) {
+			ERR(what->loc, "unknown variable '$%s'", what->text);
+			return SORT_NONE;
+		}
+		if (find_operand(r, p->text) || (r->result && strcmp(r->result->text, p->text) == 0)) {
+			ERR(p->loc, "operand '%s' is bound twice in '%s'", p->text, r->name);
+			return SORT_NONE;
+		}
+		Operand *op = amalloc(sizeof *op);
+		op->name = astrdup(p->text);
+		op->loc = p->loc;
+		op->depth = depth;
+		memcpy(op->path, path, (size_t)depth);
+		int nt = find_nt(t, what->text);
+		SelOp s = sel_lookup(what->text, strlen(what->text));
+		Sort sort;
+		if (nt >= 0) {
+			op->nt = nt;
+			sort = ((Nt *)t->nts.v[nt])->sort;
+			if (p->nkid > 1 && p->kid[1]) {
+				ERR(p->kid[1]->loc, "a range applies to immediates (const.i), not to '%s'", what->text);
+				return SORT_NONE;
+			}
+		} else if (s == SEL_CONST_I || s == SEL_CONST_F) {
+			op->nt = -1;
+			op->const_op = s;
+			sort = sel_info[s].result;
+			if (p->nkid > 1 && p->kid[1]) {
+				const MdNode *lo = p->kid[1]->kid[0], *hi = p->kid[1]->kid[1];
+				if (s != SEL_CONST_I || !lo->is_int || !hi->is_int || lo->ival > hi->ival) {
+					ERR(p->kid[1]->loc, "a range is two integers, low <= high, on a const.i");
+					return SORT_NONE;
+				}
+				op->has_range = true;
+				op->lo = lo->ival;
+				op->hi = hi->ival;
+			}
+		} else if (s != SEL_COUNT) {
+			ERR(what->loc, "'%s' is an operation, not a nonterminal: write %s(...) in the pattern", what->text,
+			    what->text);
+			return SORT_NONE;
+		} else {
+			ERR(what->loc, "unknown nonterminal '%s'", what->text);
+			return SORT_NONE;
+		}
+		vpush(&r->ops, op);
+		return sort;
+	}
+	/* an operation */
+	const MdNode *w = p->kid[0];
+	if (w->kind != MD_IDENT) {
+		ERR(w->loc, "unknown variable '$%s'", w->text);
+		return SORT_NONE;
+	}
+	SelOp s = sel_lookup(w->text, strlen(w->text));
+	if (s == SEL_COUNT) {
+		ERR(w->loc, "unknown operation '%s' (see core/sel.def)", w->text);
+		return SORT_NONE;
+	}
+	const SelInfo *si = &sel_info[s];
+	if (s <= SEL_CONST_F) {
+		ERR(w->loc, "'%s' is a leaf: bind it to an operand (name: %s)", w->text,
+		    s >= SEL_CONST_I ? w->text : "CLASS");
+		return SORT_NONE;
+	}
+	if (p->nkid - 1 != si->nkids) {
+		ERR(w->loc, "%s takes %d operand%s, got %d", si->name, si->nkids, si->nkids == 1 ? "" : "s", p->nkid - 1);
+		return SORT_NONE;
+	}
+	if (depth >= 7) {
+		ERR(w->loc, "pattern nested too deeply");
+		return SORT_NONE;
+	}
+	bool ok = true;
+	for (int i = 0; i < si->nkids; i++) {
+		path[depth] = (int8_t)i;
+		Sort k = check_pattern(t, r, p->kid[i + 1], depth + 1, path);
+		if (k == SORT_NONE) {
+			ok = false;
+			continue;
+		}
+		if (k != si->kid[i]) {
+			const MdNode *kp = p->kid[i + 1];
+			ERR(kp->loc, "operand %d of %s is sort %s but '%s' has sort %s", i + 1, si->name, sort_name(si->kid[i]),
+			    kp->kind == MD_BIND ? kp->text : kp->kid[0]->text, sort_name(k));
+			ok = false;
+		}
+	}
+	return ok ? si->result : SORT_NONE;
+}
+
+static bool check_template(Rule *r)
+{
+	if (!r->asm_template)
+		return true;
+	bool ok = true;
+	for (const char *s = r->asm_template; *s; s++) {
+		if (s[0] == '{' && s[1] == '{') {
+			s++;
+			continue;
+		}
+		if (s[0] == '}' && s[1] == '}') {
+			s++;
+			continue;
+		}
+		if (*s != '{')
+			continue;
+		const char *e = strchr(s, '}');
+		if (!e) {
+			ERR(r->asm_loc, "unterminated '{' in the template of '%s'", r->name);
+			return false;
+		}
+		char *name = xstrndup(s + 1, (size_t)(e - s - 1));
+		if (!find_operand(r, name) && !(r->result && strcmp(r->result->text, name) == 0)) {
+			ERR(r->asm_loc, "the template of '%s' refers to unknown operand '{%s}'", r->name, name);
+			ok = false;
+		}
+		free(name);
+		s = e;
+	}
+	return ok;
+}
+
+/* The nonterminal of an operand or of the result, by name (-2: none). */
+static int operand_nt(Rule *r, const char *name)
+{
+	if (r->result && strcmp(r->result->text, name) == 0)
+		return r->lhs;
+	Operand *o = find_operand(r, name);
+	return o ? o->nt : -2;
+}
+
+static Rule *new_rule(Target *t, const char *name, Loc loc, bool is_form)
+{
+	Rule *r = amalloc(sizeof *r);
+	r->name = astrdup(name);
+	r->loc = loc;
+	r->file = loc.file;
+	r->is_form = is_form;
+	return r;
+}
+
+/* The pattern part shared by instructions and form cases. */
+static bool type_rule(Target *t, Rule *r, const MdNode *match, int form_nt)
+{
+	r->result = match->kid[0];
+	r->pattern = match->kid[1];
+	int8_t path[8] = {0};
+	if (r->result) {
+		if (form_nt >= 0) {
+			ERR(r->result->loc, "a form case has no result binding: its result is the form itself");
+			return false;
+		}
+		if (r->result->kind != MD_BIND || r->result->kid[0]->kind != MD_IDENT ||
+		    (r->result->nkid > 1 && r->result->kid[1])) {
+			ERR(r->result->loc, "the result is written NAME: CLASS");
+			return false;
+		}
+		int nt = find_nt(t, r->result->kid[0]->text);
+		if (nt < 0) {
+			ERR(r->result->kid[0]->loc, "unknown nonterminal '%s'", r->result->kid[0]->text);
+			return false;
+		}
+		r->lhs = nt;
+	} else {
+		r->lhs = form_nt >= 0 ? form_nt : 0;
+	}
+	Sort s = check_pattern(t, r, r->pattern, 0, path);
+	if (s == SORT_NONE)
+		return false;
+	Sort want_sort = ((Nt *)t->nts.v[r->lhs])->sort;
+	if (s != want_sort) {
+		if (!r->result && form_nt < 0)
+			ERR(r->pattern->loc, "the pattern of '%s' gives a value of sort %s: name its result (match d: CLASS = ...)",
+			    r->name, sort_name(s));
+		else
+			ERR(r->pattern->loc, "'%s' derives '%s' of sort %s but its pattern gives sort %s", r->name,
+			    ((Nt *)t->nts.v[r->lhs])->name, sort_name(want_sort), sort_name(s));
+		return false;
+	}
+	r->sort = s;
+	return true;
+}
+
+static void build_form(Target *t, Form *f)
+{
+	for (int i = 0; i < f->cases.n; i++) {
+		MdNode *m = f->cases.v[i];
+		Rule *r = new_rule(t, f->name, m->loc, true);
+		if (!type_rule(t, r, m, f->nt))
+			continue;
+		for (int k = 2; k + 1 < m->nkid + 1; k += 2) {
+			const MdNode *key = m->kid[k];
+			const MdNode *val = k + 1 < m->nkid ? m->kid[k + 1] : NULL;
+			if (key->kind == MD_IDENT && strcmp(key->text, "asm") == 0 && val && val->kind == MD_STRING) {
+				r->asm_template = astrdup(val->text);
+				r->asm_loc = val->loc;
+			} else if (key->kind == MD_IDENT && strcmp(key->text, "cost") == 0 && val && val->kind == MD_NUM &&
+				   val->num >= 0) {
+				r->cost = (int)(val->num * 100 + 0.5);
+			} else {
+				ERR(key->loc, "a form case is 'match PATTERN [asm \"...\"] [cost N]'");
+				break;
+			}
+		}
+		if (!r->asm_template)
+			r->asm_template = astrdup("");
+		check_template(r);
+		vpush(&t->rules, r);
+	}
+}
+
+static void build_inst(Target *t, InstDef *def)
+{
+	const MdNode *n = def->node;
+	Rule *r = new_rule(t, def->name, def->loc, false);
+	const MdNode *match = NULL;
+	bool have_lat = false, have_tp = false, have_cost = false;
+	for (int i = 2; i < n->nkid; i++) {
+		const MdNode *f = n->kid[i];
+		if (f->kind == MD_MATCH) {
+			if (match) {
+				ERR(f->loc, "instruction '%s' has a second 'match'", r->name);
+				return;
+			}
+			match = f;
+			if (f->nkid > 2) {
+				ERR(f->kid[2]->loc, "an instruction's match line holds only the pattern");
+				return;
+			}
+			continue;
+		}
+		int64_t v;
+		double d;
+		if (strcmp(f->text, "asm") == 0) {
+			const MdNode *s = field_value(f, MD_STRING, "a string");
+			if (s) {
+				r->asm_template = astrdup(s->text);
+				r->asm_loc = s->loc;
+			}
+		} else if (strcmp(f->text, "latency") == 0) {
+			if (field_num(f, &d))
+				r->latency = d, have_lat = true;
+		} else if (strcmp(f->text, "throughput") == 0) {
+			if (field_num(f, &d))
+				r->throughput = d, have_tp = true;
+		} else if (strcmp(f->text, "cost") == 0) {
+			if (field_num(f, &d))
+				r->cost = (int)(d * 100 + 0.5), have_cost = true;
+		} else if (strcmp(f->text, "size") == 0) {
+			if (field_int(f, 0, 64, &v))
+				r->size = (int)v;
+		} else if (strcmp(f->text, "units") == 0 && f->nkid == 1) {
+			name_list(f->kid[0], &r->units, "units");
+			r->units_loc = f->loc;
+		} else if (strcmp(f->text, "clobbers") == 0 && f->nkid == 1) {
+			name_list(f->kid[0], &r->clobbers, "clobbers");
+			r->clobbers_loc = f->loc;
+		} else if (strcmp(f->text, "tied") == 0) {
+			if (f->nkid != 2 || f->kid[0]->kind != MD_IDENT || f->kid[1]->kind != MD_IDENT) {
+				ERR(f->loc, "'tied' names two operands: tied d c");
+				continue;
+			}
+			r->tied[0] = astrdup(f->kid[0]->text);
+			r->tied[1] = astrdup(f->kid[1]->text);
+			r->tied_loc = f->loc;
+		} else {
+			ERR(f->loc, "unknown field '%s' in instruction '%s' (known: match, asm, latency, throughput, units, "
+			    "size, tied, clobbers, cost)", f->text, r->name);
+		}
+	}
+	if (!match) {
+		ERR(def->loc, "instruction '%s' has no 'match'", r->name);
+		return;
+	}
+	if (!type_rule(t, r, match, -1))
+		return;
+	if (!r->asm_template)
+		ERR(def->loc, "instruction '%s' has no 'asm' template", r->name);
+	if (!have_lat)
+		ERR(def->loc, "instruction '%s' has no 'latency' (cycles)", r->name);
+	if (!have_tp)
+		ERR(def->loc, "instruction '%s' has no 'throughput' (reciprocal throughput, cycles)", r->name);
+	if (!have_cost)
+		r->cost = (int)(r->throughput * 100 + 0.5);
+	check_template(r);
+	if (r->tied[0]) {
+		int a = operand_nt(r, r->tied[0]), b = operand_nt(r, r->tied[1]);
+		if (a == -2 || b == -2) {
+			ERR(r->tied_loc, "'tied' names unknown operand '%s'", a == -2 ? r->tied[0] : r->tied[1]);
+		} else if (a < 0 || b < 0) {
+			ERR(r->tied_loc, "an immediate cannot be tied to a register ('%s')", a < 0 ? r->tied[0] : r->tied[1]);
+		} else if (a != b || ((Nt *)t->nts.v[a])->kind != 1) {
+			ERR(r->tied_loc, "tied operands '%s' and '%s' are in different classes ('%s' and '%s')", r->tied[0],
+			    r->tied[1], ((Nt *)t->nts.v[a])->name, ((Nt *)t->nts.v[b])->name);
+		}
+	}
+	for (int i = 0; i < r->clobbers.n; i++) {
+		const char *c = r->clobbers.v[i];
+		if (!is_register(t, c) && strcmp(c, "flags") != 0 && strcmp(c, "memory") != 0)
+			ERR(r->clobbers_loc, "'%s' clobbers unknown register '%s'", r->name, c);
+	}
+	for (int i = 0; i < r->units.n; i++)
+		if (vfind(&t->units, r->units.v[i]) < 0)
+			ERR(r->units_loc, "unknown execution unit '%s' (the target's 'units' lists them)", (char *)r->units.v[i]);
+	vpush(&t->rules, r);
+}
+
+/* ---- normalization into BURS rules --------------------------------------- */
+static int aux_counter;
+
+static BursRule *add_burs(Target *t, int lhs, int op, int origin, bool emits, int cost)
+{
+	BursRule *b = amalloc(sizeof *b);
+	b->lhs = (int16_t)lhs;
+	b->op = (int16_t)op;
+	b->origin = origin;
+	b->emits = emits;
+	b->cost = cost;
+	vpush(&t->burs, b);
+	return b;
+}
+
+/* Returns the nonterminal that stands for pattern p. */
+static int normalize(Target *t, Rule *r, int origin, const MdNode *p, bool root)
+{
+	if (p->kind == MD_BIND) {
+		Operand *o = find_operand(r, p->text);
+		if (o->nt >= 0 && !root)
+			return o->nt;
+		if (o->nt >= 0) { /* a chain rule: lhs <- nt */
+			BursRule *b = add_burs(t, r->lhs, -1, origin, true, r->cost);
+			b->nkids = 1;
+			b->kid[0] = (int16_t)o->nt;
+			return r->lhs;
+		}
+		int lhs = root ? r->lhs : -1;
+		if (lhs < 0) {
+			char name[96];
+			snprintf(name, sizeof name, "_%s_%d", r->name, ++aux_counter);
+			lhs = add_nt(t, name, sel_info[o->const_op].result, 3, p->loc, NULL);
+		}
+		BursRule *b = add_burs(t, lhs, o->const_op, origin, root, root ? r->cost : 0);
+		b->has_range = o->has_range;
+		b->lo = o->has_range ? o->lo : INT64_MIN;
+		b->hi = o->has_range ? o->hi : INT64_MAX;
+		return lhs;
+	}
+	SelOp s = sel_lookup(p->kid[0]->text, strlen(p->kid[0]->text));
+	int kids[3] = {0};
+	for (int i = 0; i < sel_info[s].nkids; i++)
+		kids[i] = normalize(t, r, origin, p->kid[i + 1], false);
+	int lhs = r->lhs;
+	if (!root) {
+		char name[96];
+		snprintf(name, sizeof name, "_%s_%d", r->name, ++aux_counter);
+		lhs = add_nt(t, name, sel_info[s].result, 3, p->loc, NULL);
+	}
+	BursRule *b = add_burs(t, lhs, s, origin, root, root ? r->cost : 0);
+	b->nkids = (int16_t)sel_info[s].nkids;
+	for (int i = 0; i < b->nkids; i++)
+		b->kid[i] = (int16_t)kids[i];
+	return lhs;
+}
+
+static BursGrammar grammar_of(Target *t, BursRule **flat)
+{
+	*flat = amalloc((t->burs.n ? t->burs.n : 1) * sizeof **flat);
+	for (int i = 0; i < t->burs.n; i++)
+		(*flat)[i] = *(BursRule *)t->burs.v[i];
+	const char **names = amalloc(t->nts.n * sizeof *names);
+	for (int i = 0; i < t->nts.n; i++)
+		names[i] = ((Nt *)t->nts.v[i])->name;
+	return (BursGrammar){t->nts.n, names, t->burs.n, *flat};
+}
+
+/* ---- rule checks ---------------------------------------------------------- */
+static bool same_pattern(Rule *a, const MdNode *p, Rule *b, const MdNode *q)
+{
+	if (p->kind != q->kind)
+		return false;
+	if (p->kind == MD_BIND) {
+		Operand *x = find_operand(a, p->text), *y = find_operand(b, q->text);
+		return x->nt == y->nt && (x->nt >= 0 || (x->const_op == y->const_op && x->has_range == y->has_range &&
+							  x->lo == y->lo && x->hi == y->hi));
+	}
+	if (strcmp(p->kid[0]->text, q->kid[0]->text) != 0 || p->nkid != q->nkid)
+		return false;
+	for (int i = 1; i < p->nkid; i++)
+		if (!same_pattern(a, p->kid[i], b, q->kid[i]))
+			return false;
+	return true;
+}
+
+static void check_rules(Target *t)
+{
+	/* Ambiguous or dominated: the same pattern deriving the same
+	 * nonterminal twice. */
+	for (int i = 0; i < t->rules.n; i++)
+		for (int k = 0; k < i; k++) {
+			Rule *a = t->rules.v[k], *b = t->rules.v[i];
+			if (a->lhs != b->lhs || !same_pattern(a, a->pattern, b, b->pattern))
+				continue;
+			if (a->cost == b->cost)
+				ERR(b->loc, "ambiguous rules: '%s' and '%s' match the same pattern at the same cost", a->name, b->name);
+			else
+				ERR(b->loc, "unreachable rule: '%s' is never chosen, '%s' matches the same pattern more cheaply",
+				    a->cost < b->cost ? b->name : a->name, a->cost < b->cost ? a->name : b->name);
+		}
+	/* Productive: derivable from some tree.  Register classes are (reg.*);
+	 * a rule is productive when all its leaf nonterminals are. */
+	int nn = t->nts.n;
+	bool *prod = xcalloc(nn, 1), *reach = xcalloc(nn, 1);
+	for (int i = 0; i < nn; i++)
+		prod[i] = ((Nt *)t->nts.v[i])->kind == 1;
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (int i = 0; i < t->rules.n; i++) {
+			Rule *r = t->rules.v[i];
+			bool all = true;
+			for (int k = 0; k < r->ops.n; k++) {
+				Operand *o = r->ops.v[k];
+				all &= o->nt < 0 || prod[o->nt];
+			}
+			if (all && !prod[r->lhs])
+				prod[r->lhs] = changed = true;
+		}
+	}
+	/* Reachable: from the goals (stmt and the register classes), through
+	 * the leaves of rules whose result is reachable. */
+	for (int i = 0; i < nn; i++)
+		reach[i] = ((Nt *)t->nts.v[i])->kind <= 1;
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (int i = 0; i < t->rules.n; i++) {
+			Rule *r = t->rules.v[i];
+			if (!reach[r->lhs])
+				continue;
+			for (int k = 0; k < r->ops.n; k++) {
+				Operand *o = r->ops.v[k];
+				if (o->nt >= 0 && !reach[o->nt])
+					reach[o->nt] = changed = true;
+			}
+		}
+	}
+	for (int i = 0; i < t->rules.n; i++) {
+		Rule *r = t->rules.v[i];
+		Nt *lhs = t->nts.v[r->lhs];
+		if (!reach[r->lhs]) {
+			ERR(r->loc, "unreachable rule: '%s' derives '%s', which no rule uses", r->name, lhs->name);
+			continue;
+		}
+		for (int k = 0; k < r->ops.n; k++) {
+			Operand *o = r->ops.v[k];
+			if (o->nt >= 0 && !prod[o->nt]) {
+				ERR(o->loc, "unreachable rule: '%s' needs '%s', which nothing derives", r->name,
+				    ((Nt *)t->nts.v[o->nt])->name);
+				break;
+			}
+		}
+	}
+	for (int i = 0; i < t->forms.n; i++) {
+		Form *f = t->forms.v[i];
+		if (f->cases.n == 0)
+			ERR(f->loc, "form '%s' has no 'match' cases", f->name);
+	}
+	free(prod);
+	free(reach);
+}
+
+/* ---- legality ------------------------------------------------------------- */
+typedef struct {
+	char *buf;
+	size_t n, cap;
+} Str;
+
+static void sputs(Str *s, const char *x)
+{
+	size_t len = strlen(x);
+	if (s->n + len + 1 > s->cap) {
+		s->cap = 2 * (s->n + len + 1);
+		s->buf = xrealloc(s->buf, s->cap);
+	}
+	memcpy(s->buf + s->n, x, len + 1);
+	s->n += len;
+}
+
+static void sprintf_(Str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sprintf_(Str *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *x = xvasprintf(fmt, ap);
+	va_end(ap);
+	sputs(s, x);
+	free(x);
+}
+
+static bool int_arg(const MdNode *call, int i, int64_t lo, int64_t hi, int64_t *out)
+{
+	const MdNode *a = call->kid[i];
+	if (a->kind != MD_NUM || !a->is_int || a->ival < lo || a->ival > hi) {
+		ERR(a->loc, "argument %d of %s() must be an integer from %lld to %lld", i + 1, call->text, (long long)lo,
+		    (long long)hi);
+		return false;
+	}
+	*out = a->ival;
+	return true;
+}
+
+/* Translate a constraint into C (c) and back into text (txt). */
+static bool constraint(const MdNode *e, int op, Str *c, Str *txt)
+{
+	switch (e->kind) {
+	case MD_NUM:
+		if (!e->is_int) {
+			ERR(e->loc, "constraints compare integers");
+			return false;
+		}
+		sprintf_(c, "INT64_C(%lld)", (long long)e->ival);
+		sprintf_(txt, "%lld", (long long)e->ival);
+		return true;
+	case MD_IDENT:
+		if (strcmp(e->text, "rank") == 0) {
+			sputs(c, "legal_rank(n, 0)");
+		} else if (strcmp(e->text, "numel") == 0) {
+			sputs(c, "legal_numel(n)");
+		} else if (strncmp(e->text, "attr.", 5) == 0) {
+			const char *name = e->text + 5;
+			bool found = false;
+			for (int o = 0; o < OP_COUNT; o++) {
+				if (op >= 0 && o != op)
+					continue;
+				const AttrSpec *s = op_attr_spec((OpKind)o, name);
+				if (s && s->kind == ATTR_INT)
+					found = true;
+				else if (s && op >= 0) {
+					ERR(e->loc, "attribute '%s' of %s is %s %s: constraints compare integers", name,
+					    op_info[op].name, s->kind == ATTR_INTS ? "an" : "a", attr_kind_name(s->kind));
+					return false;
+				}
+			}
+			if (!found) {
+				ERR(e->loc, "unknown attribute '%s'%s%s", name, op >= 0 ? " of " : "", op >= 0 ? op_info[op].name : "");
+				return false;
+			}
+			sprintf_(c, "legal_attr(n, \"%s\")", name);
+		} else {
+			ERR(e->loc, "unknown name '%s' in a constraint (known: rank, numel, attr.NAME, rank(K), dim(K, J), "
+			    "outdim(J))", e->text);
+			return false;
+		}
+		sputs(txt, e->text);
+		return true;
+	case MD_CALL: {
+		int64_t a = 0, b = 0;
+		int maxop = op >= 0 && op_info[op].max_in >= 0 ? op_info[op].max_in - 1 : 63;
+		if (strcmp(e->text, "rank") == 0 && e->nkid == 1) {
+			if (!int_arg(e, 0, 0, maxop, &a))
+				return false;
+			sprintf_(c, "legal_rank(n, %lld)", (long long)a);
+			sprintf_(txt, "rank(%lld)", (long long)a);
+		} else if (strcmp(e->text, "dim") == 0 && e->nkid == 2) {
+			if (!int_arg(e, 0, 0, maxop, &a) || !int_arg(e, 1, -MAX_RANK, MAX_RANK - 1, &b))
+				return false;
+			sprintf_(c, "legal_dim(n, %lld, %lld)", (long long)a, (long long)b);
+			sprintf_(txt, "dim(%lld, %lld)", (long long)a, (long long)b);
+		} else if (strcmp(e->text, "outdim") == 0 && e->nkid == 1) {
+			if (!int_arg(e, 0, -MAX_RANK, MAX_RANK - 1, &a))
+				return false;
+			sprintf_(c, "legal_dim(n, -1, %lld)", (long long)a);
+			sprintf_(txt, "outdim(%lld)", (long long)a);
+		} else {
+			ERR(e->loc, "unknown function '%s' with %d arguments in a constraint (known: rank(K), dim(K, J), "
+			    "outdim(J))", e->text, e->nkid);
+			return false;
+		}
+		return true;
+	}
+	case MD_BINOP:
+		sputs(c, "(");
+		sputs(txt, "(");
+		if (!constraint(e->kid[0], op, c, txt))
+			return false;
+		sprintf_(c, " %s ", e->text);
+		sprintf_(txt, " %s ", e->text);
+		if (!constraint(e->kid[1], op, c, txt))
+			return false;
+		if ((strcmp(e->text, "/") == 0 || strcmp(e->text, "%") == 0) && e->kid[1]->kind == MD_NUM &&
+		    e->kid[1]->ival == 0) {
+			ERR(e->kid[1]->loc, "division by zero in a constraint");
+			return false;
+		}
+		sputs(c, ")");
+		sputs(txt, ")");
+		return true;
+	case MD_NOT:
+		sputs(c, "(!");
+		sputs(txt, "!");
+		if (!constraint(e->kid[0], op, c, txt))
+			return false;
+		sputs(c, ")");
+		return true;
+	case MD_VAR:
+		ERR(e->loc, "unknown variable '$%s'", e->text);
+		return false;
+	default:
+		ERR(e->loc, "not a constraint expression");
+		return false;
+	}
+}
+
+static void build_legal(Target *t, const MdNode *n)
+{
+	Legal *l = amalloc(sizeof *l);
+	l->loc = n->loc;
+	l->file_index = file_index(t, n->loc.file);
+	const MdNode *opw = n->kid[0], *dtw = n->kid[1], *words = n->kid[2];
+	bool ok = true;
+	if (opw->kind == MD_VAR || dtw->kind == MD_VAR) {
+		ERR(opw->kind == MD_VAR ? opw->loc : dtw->loc, "unknown variable '$%s'",
+		    opw->kind == MD_VAR ? opw->text : dtw->text);
+		return;
+	}
+	if (strcmp(opw->text, "*") == 0) {
+		l->op = -1;
+	} else {
+		l->op = op_lookup(opw->text, strlen(opw->text));
+		if (l->op == OP_COUNT) {
+			ERR(opw->loc, "unknown op '%s' (gdcc --list-ops lists them)", opw->text);
+			ok = false;
+		}
+	}
+	if (strcmp(dtw->text, "*") == 0) {
+		l->dtype = -1;
+	} else {
+		l->dtype = dtype_from_name(dtw->text, strlen(dtw->text));
+		if (l->dtype == DT_INVALID) {
+			ERR(dtw->loc, "unknown dtype '%s'", dtw->text);
+			ok = false;
+		} else if (!(t->dtypes & (1u << l->dtype))) {
+			ERR(dtw->loc, "dtype '%s' is not in the target's dtypes", dtw->text);
+			ok = false;
+		}
+	}
+	if (words->nkid == 0) {
+		ERR(n->loc, "a legality row needs an action: native, expand(RULE), fallback \"why\" or unsupported \"why\"");
+		return;
+	}
+	const MdNode *a = words->kid[0];
+	int k = 1;
+	if (a->kind == MD_IDENT && strcmp(a->text, "native") == 0) {
+		l->act = ACT_NATIVE;
+	} else if (a->kind == MD_CALL && strcmp(a->text, "expand") == 0 && a->nkid == 1 && a->kid[0]->kind == MD_IDENT) {
+		l->act = ACT_EXPAND;
+		l->rule = astrdup(a->kid[0]->text);
+		static const char *const known[] = {
+#define EXPANSION(name, what) #name,
+#include "expansions.def"
+#undef EXPANSION
+		};
+		bool found = false;
+		for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+			found |= strcmp(known[i], l->rule) == 0;
+		if (!found) {
+			ERR(a->kid[0]->loc, "unknown expansion '%s' (core/expansions.def lists them)", l->rule);
+			ok = false;
+		}
+	} else if (a->kind == MD_IDENT && (strcmp(a->text, "fallback") == 0 || strcmp(a->text, "unsupported") == 0)) {
+		l->act = a->text[0] == 'f' ? ACT_FALLBACK : ACT_UNSUPPORTED;
+		if (words->nkid < 2 || words->kid[1]->kind != MD_STRING) {
+			ERR(a->loc, "'%s' needs its reason as a string", a->text);
+			return;
+		}
+		l->reason = astrdup(words->kid[1]->text);
+		k = 2;
+	} else {
+		ERR(a->loc, "unknown action (known: native, expand(RULE), fallback \"why\", unsupported \"why\")");
+		return;
+	}
+	for (; k < words->nkid; k++) {
+		const MdNode *w = words->kid[k];
+		if (w->kind == MD_CALL && strcmp(w->text, "uses") == 0 && l->act == ACT_NATIVE) {
+			l->uses_loc = w->loc;
+			for (int i = 0; i < w->nkid; i++) {
+				if (w->kid[i]->kind != MD_IDENT || sel_lookup(w->kid[i]->text, strlen(w->kid[i]->text)) == SEL_COUNT) {
+					ERR(w->kid[i]->loc, "unknown operation '%s' in uses()", w->kid[i]->text ? w->kid[i]->text : "?");
+					ok = false;
+				} else {
+					vpush(&l->uses, astrdup(w->kid[i]->text));
+				}
+			}
+		} else if (w->kind == MD_IDENT && strcmp(w->text, "cost") == 0 && k + 1 < words->nkid &&
+			   words->kid[k + 1]->kind == MD_NUM && words->kid[k + 1]->num >= 0) {
+			l->has_cost = true;
+			l->cost = words->kid[++k]->num;
+		} else {
+			ERR(w->loc, "unexpected %s in a legality row (after the action: uses(...) for native, cost N)",
+			    kind_word(w));
+			ok = false;
+		}
+	}
+	if (n->kid[3]) {
+		l->when = n->kid[3];
+		Str c = {0}, txt = {0};
+		if (constraint(l->when, l->op, &c, &txt)) {
+			l->when_c = astrdup(c.buf);
+			l->when_text = astrdup(txt.buf);
+		} else {
+			ok = false;
+		}
+		free(c.buf);
+		free(txt.buf);
+	}
+	if (ok)
+		vpush(&t->legal, l);
+}
+
+/* A probe tree: op over register leaves of its operand sorts. */
+static int32_t probe_cost(Target *t, const BursGrammar *g, SelOp s)
+{
+	BursNode kids[3] = {0}, root = {0};
+	root.op = s;
+	for (int i = 0; i < sel_info[s].nkids; i++) {
+		SelOp leaf = sel_reg_leaf(sel_info[s].kid[i]);
+		if (leaf == SEL_COUNT)
+			return BURS_INF;
+		kids[i].op = leaf;
+		root.kid[i] = &kids[i];
+	}
+	burs_label(g, &root);
+	int32_t best = BURS_INF;
+	for (int nt = 0; nt < t->nts.n; nt++) {
+		Nt *x = t->nts.v[nt];
+		bool goal = sel_info[s].result == SORT_X ? nt == 0 : (x->kind == 1 && x->sort == sel_info[s].result);
+		if (goal && root.cost[nt] < best)
+			best = root.cost[nt];
+	}
+	burs_unlabel(&root);
+	return best;
+}
+
+static void check_legal(Target *t, const BursGrammar *g)
+{
+	for (int i = 0; i < t->legal.n; i++) {
+		Legal *l = t->legal.v[i];
+		if (l->act != ACT_NATIVE)
+			continue;
+		if (l->op < 0) {
+			ERR(l->loc, "a native row names its op (native lowering is per op)");
+			continue;
+		}
+		if (l->uses.n == 0) {
+			const char *u = op_info[l->op].native_uses;
+			if (!*u) {
+				ERR(l->loc, "%s has no direct lowering: mark it expand(RULE), fallback or unsupported",
+				    op_info[l->op].name);
+				continue;
+			}
+			char *copy = xstrdup(u);
+			for (char *tok = strtok(copy, " "); tok; tok = strtok(NULL, " "))
+				vpush(&l->uses, astrdup(tok));
+			free(copy);
+		}
+		bool vector = false;
+		double total = 0;
+		for (int k = 0; k < l->uses.n; k++) {
+			const char *u = l->uses.v[k];
+			SelOp s = sel_lookup(u, strlen(u));
+			int32_t c = probe_cost(t, g, s);
+			if (c >= BURS_INF) {
+				Str sig = {0};
+				sprintf_(&sig, "%s(", u);
+				for (int j = 0; j < sel_info[s].nkids; j++)
+					sprintf_(&sig, "%sreg.%s", j ? ", " : "", sort_name(sel_info[s].kid[j]));
+				sputs(&sig, ")");
+				ERR(l->loc, "legal %s %s is native but no rule chain selects %s", op_info[l->op].name,
+				    l->dtype < 0 ? "*" : dtype_name((DType)l->dtype), sig.buf);
+				free(sig.buf);
+				total = -1;
+				break;
+			}
+			total += c / 100.0;
+			vector |= sel_info[s].result == SORT_V;
+			for (int j = 0; j < sel_info[s].nkids; j++)
+				vector |= sel_info[s].kid[j] == SORT_V;
+		}
+		if (total >= 0 && !l->has_cost) {
+			l->has_cost = true;
+			l->cost = vector ? total / (t->vector_bits / 32.0) : total;
+		}
+	}
+	/* Completeness: every op and declared dtype has an unconditional row. */
+	for (int o = 0; o < OP_COUNT; o++) {
+		if (o == OP_CONSTANT)
+			continue; /* constants become data, on every target */
+		Str missing = {0};
+		for (int d = DT_F32; d < DT_COUNT; d++) {
+			if (!(t->dtypes & (1u << d)))
+				continue;
+			bool covered = false;
+			for (int i = 0; i < t->legal.n && !covered; i++) {
+				Legal *l = t->legal.v[i];
+				covered = (l->op < 0 || l->op == o) && (l->dtype < 0 || l->dtype == d) && !l->when;
+			}
+			if (!covered)
+				sprintf_(&missing, "%s%s", missing.n ? ", " : "", dtype_name((DType)d));
+		}
+		if (missing.n)
+			ERR(t->loc, "no legality row covers %s for %s (add a row without 'when', or a wildcard)",
+			    op_info[o].name, missing.buf);
+		free(missing.buf);
+	}
+}
+
+/* ---- one target, start to end --------------------------------------------- */
+static int cmp_legal(const void *a, const void *b)
+{
+	const Legal *x = *(const Legal *const *)a, *y = *(const Legal *const *)b;
+	if (x->file_index != y->file_index)
+		return x->file_index - y->file_index; /* the child's rows first */
+	return x->loc.line - y->loc.line;
+}
+
+static Target *build_target(const char *path, Loc from)
+{
+	Target *t = amalloc(sizeof *t);
+	t->path = astrdup(path);
+	t->stack_align = 16;
+	const char *stack[16];
+	Vec items = {0};
+	int before = diag.nerrors;
+	if (!load(t, path, from, stack, 0, &items))
+		return t;
+	/* header: the parents' fields, then the child's */
+	for (int i = 0; i < items.n; i++) {
+		MdNode *n = items.v[i];
+		if (n->kind != MD_TARGET)
+			continue;
+		t->name = astrdup(n->text);
+		t->loc = n->loc;
+		t->parent = n->kid[0] ? astrdup(n->kid[0]->text) : t->parent;
+		for (int k = 1; k < n->nkid; k++)
+			header_field(t, n->kid[k]);
+	}
+	{
+		/* the child's own parent, not a grandparent */
+		MdNode *own = ((MdNode *)t->trees.v[0])->kid[0];
+		t->parent = own->kid[0] ? astrdup(own->kid[0]->text) : NULL;
+		t->name = astrdup(own->text);
+		t->loc = own->loc;
+	}
+	if (!t->isa || !t->dialect || !t->pointer_bits || !t->vector_bits || !t->dtypes)
+		ERR(t->loc, "target '%s' needs isa, dialect, pointer_bits, vector and dtypes", t->name);
+	for (int i = 0; i < items.n; i++) {
+		MdNode *n = items.v[i];
+		switch (n->kind) {
+		case MD_PARAM: {
+			Param *p = amalloc(sizeof *p);
+			p->name = astrdup(n->text);
+			p->loc = n->loc;
+			p->value = n->kid[0];
+			const MdNode *v = p->value;
+			bool ok = v->kind == MD_NUM || v->kind == MD_STRING;
+			if (v->kind == MD_LIST) {
+				ok = true;
+				for (int k = 0; k < v->nkid; k++)
+					ok &= v->kid[k]->kind == MD_NUM;
+			}
+			if (!ok)
+				ERR(v->loc, "a param is a number, a string or a list of numbers");
+			else
+				DEFINE(t->params, p, "param");
+			break;
+		}
+		case MD_REGCLASS: build_regclass(t, n); break;
+		case MD_ABI:
+			if (t->abi && t->abi->loc.file == n->loc.file)
+				ERR(n->loc, "duplicate abi");
+			t->abi = n;
+			break;
+		case MD_FORM: {
+			Form *f = amalloc(sizeof *f);
+			f->name = astrdup(n->text);
+			f->loc = n->loc;
+			f->sort = sort_lookup(n->kid[0]->text, strlen(n->kid[0]->text));
+			if (f->sort == SORT_NONE)
+				ERR(n->kid[0]->loc, "unknown sort '%s' (known: i, f, v, w, m, t, x)", n->kid[0]->text);
+			for (int k = 1; k < n->nkid; k++)
+				vpush(&f->cases, n->kid[k]);
+			DEFINE(t->forms, f, "form");
+			break;
+		}
+		case MD_INST: {
+			InstDef *d = amalloc(sizeof *d);
+			if (n->kid[0]->kind != MD_IDENT) {
+				ERR(n->kid[0]->loc, "unknown variable '$%s'", n->kid[0]->text);
+				break;
+			}
+			d->name = astrdup(n->kid[0]->text);
+			d->loc = n->kid[0]->loc;
+			d->node = n;
+			DEFINE(t->insts, d, "instruction");
+			break;
+		}
+		case MD_LEGAL: build_legal(t, n); break;
+		default: break;
+		}
+	}
+	build_abi(t);
+	/* nonterminals: stmt, the register classes, the forms */
+	add_nt(t, "stmt", SORT_X, 0, t->loc, NULL);
+	for (int i = 0; i < t->regclasses.n; i++) {
+		RegClass *rc = t->regclasses.v[i];
+		rc->nt = add_nt(t, rc->name, rc->sort, 1, rc->loc, rc);
+	}
+	for (int i = 0; i < t->forms.n; i++) {
+		Form *f = t->forms.v[i];
+		if (find_nt(t, f->name) >= 0) {
+			ERR(f->loc, "duplicate nonterminal '%s': a register class has that name", f->name);
+			continue;
+		}
+		f->nt = add_nt(t, f->name, f->sort, 2, f->loc, f);
+	}
+	for (int i = 0; i < t->forms.n; i++)
+		build_form(t, t->forms.v[i]);
+	for (int i = 0; i < t->insts.n; i++)
+		build_inst(t, t->insts.v[i]);
+	if (diag.nerrors != before)
+		return t;
+	/* BURS rules: a register leaf for each class, then the patterns */
+	for (int i = 0; i < t->regclasses.n; i++) {
+		RegClass *rc = t->regclasses.v[i];
+		BursRule *b = add_burs(t, rc->nt, sel_reg_leaf(rc->sort), -1, false, 0);
+		b->nkids = 0;
+	}
+	for (int i = 0; i < t->rules.n; i++) {
+		Rule *r = t->rules.v[i];
+		normalize(t, r, i, r->pattern, true);
+	}
+	if (t->nts.n > 30000)
+		ERR(t->loc, "too many nonterminals");
+	check_rules(t);
+	qsort(t->legal.v, t->legal.n, sizeof *t->legal.v, cmp_legal);
+	BursRule *flat;
+	BursGrammar g = grammar_of(t, &flat);
+	check_legal(t, &g);
+	return t;
+}
+
+/* ---- emission ------------------------------------------------------------- */
+static void cstr(FILE *o, const char *s)
+{
+	if (!s) {
+		fputs("NULL", o);
+		return;
+	}
+	fputc('"', o);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(o, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", o);
+		else if (*s == '\t')
+			fputs("\\t", o);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(o, "\\%03o", (unsigned char)*s);
+		else
+			fputc(*s, o);
+	}
+	fputc('"', o);
+}
+
+static void emit_names(FILE *o, const char *var, const Vec *v)
+{
+	fprintf(o, "static const char *const %s[] = {", var);
+	for (int i = 0; i < v->n; i++) {
+		fputs(i ? ", " : "", o);
+		cstr(o, v->v[i]);
+	}
+	fprintf(o, "%s};\n", v->n ? "" : "NULL");
+}
+
+static const char *op_id(int op)
+{
+	static const char *const ids[] = {
+#define OP(id, name, ...) "OP_" #id,
+#include "ops.def"
+#undef OP
+	};
+	return ids[op];
+}
+
+static const char *dtype_id(int dt)
+{
+	static const char *const ids[] = {
+		"DT_INVALID",
+#define DTYPE(id, name, size, npy) "DT_" #id,
+#include "dtypes.def"
+#undef DTYPE
+	};
+	return ids[dt];
+}
+
+static const char *sel_id(int s)
+{
+	static const char *const ids[] = {
+#define SEL(id, ...) "SEL_" #id,
+#include "sel.def"
+#undef SEL
+	};
+	return ids[s];
+}
+
+static const char *sort_id(Sort s)
+{
+	static const char *const ids[] = {"SORT_NONE", "SORT_I", "SORT_F", "SORT_V", "SORT_W", "SORT_M", "SORT_T", "SORT_X"};
+	return ids[s];
+}
+
+static void emit_target(FILE *o, Target *t, int k)
+{
+	fprintf(o, "\n/* ---- %s, from %s */\n", t->name, t->path);
+	/* register classes */
+	for (int i = 0; i < t->regclasses.n; i++) {
+		RegClass *rc = t->regclasses.v[i];
+		char var[64];
+		snprintf(var, sizeof var, "t%d_rc%d_regs", k, i);
+		emit_names(o, var, &rc->regs);
+		fprintf(o, "static const bool t%d_rc%d_reserved[] = {", k, i);
+		for (int r = 0; r < rc->regs.n; r++)
+			fprintf(o, "%s%d", r ? ", " : "", vfind(&rc->reserved, rc->regs.v[r]) >= 0);
+		fprintf(o, "};\nstatic const bool t%d_rc%d_callee[] = {", k, i);
+		for (int r = 0; r < rc->regs.n; r++)
+			fprintf(o, "%s%d", r ? ", " : "", vfind(&rc->callee_saved, rc->regs.v[r]) >= 0);
+		fputs("};\n", o);
+	}
+	fprintf(o, "static const RegClassInfo t%d_regclasses[] = {\n", k);
+	for (int i = 0; i < t->regclasses.n; i++) {
+		RegClass *rc = t->regclasses.v[i];
+		fputs("\t{", o);
+		cstr(o, rc->name);
+		fprintf(o, ", %s, %d, %d, t%d_rc%d_regs, t%d_rc%d_reserved, t%d_rc%d_callee},\n", sort_id(rc->sort),
+			rc->width, rc->regs.n, k, i, k, i, k, i);
+	}
+	fprintf(o, "%s};\n", t->regclasses.n ? "" : "\t{0}\n");
+	/* abi */
+	Vec *abis[] = {&t->abi_args, &t->abi_ret};
+	for (int a = 0; a < 2; a++) {
+		for (int i = 0; i < abis[a]->n; i++) {
+			char var[64];
+			snprintf(var, sizeof var, "t%d_abi%d_%d", k, a, i);
+			emit_names(o, var, &((AbiArgs_ *)abis[a]->v[i])->regs);
+		}
+		fprintf(o, "static const AbiArgs t%d_abi%d[] = {", k, a);
+		for (int i = 0; i < abis[a]->n; i++) {
+			AbiArgs_ *x = abis[a]->v[i];
+			fputs("{", o);
+			cstr(o, x->cls);
+			fprintf(o, ", %d, t%d_abi%d_%d}, ", x->regs.n, k, a, i);
+		}
+		fprintf(o, "%s};\n", abis[a]->n ? "" : "{0}");
+	}
+	/* params */
+	for (int i = 0; i < t->params.n; i++) {
+		Param *p = t->params.v[i];
+		fprintf(o, "static const double t%d_param%d[] = {", k, i);
+		if (p->value->kind == MD_NUM)
+			fprintf(o, "%.17g", p->value->num);
+		else if (p->value->kind == MD_LIST)
+			for (int j = 0; j < p->value->nkid; j++)
+				fprintf(o, "%s%.17g", j ? ", " : "", p->value->kid[j]->num);
+		else
+			fputs("0", o);
+		fputs("};\n", o);
+	}
+	fprintf(o, "static const ParamInfo t%d_params[] = {\n", k);
+	for (int i = 0; i < t->params.n; i++) {
+		Param *p = t->params.v[i];
+		fputs("\t{", o);
+		cstr(o, p->name);
+		fputs(", ", o);
+		cstr(o, p->value->kind == MD_STRING ? p->value->text : NULL);
+		int n = p->value->kind == MD_NUM ? 1 : p->value->kind == MD_LIST ? p->value->nkid : 0;
+		fprintf(o, ", %d, t%d_param%d},\n", n, k, i);
+	}
+	fprintf(o, "%s};\n", t->params.n ? "" : "\t{0}\n");
+	/* rules */
+	for (int i = 0; i < t->rules.n; i++) {
+		Rule *r = t->rules.v[i];
+		for (int j = 0; j < r->ops.n; j++) {
+			Operand *op = r->ops.v[j];
+			fprintf(o, "static const int8_t t%d_r%d_p%d[] = {", k, i, j);
+			for (int d = 0; d < op->depth; d++)
+				fprintf(o, "%s%d", d ? ", " : "", op->path[d]);
+			fprintf(o, "%s};\n", op->depth ? "" : "0");
+		}
+		fprintf(o, "static const OperandInfo t%d_r%d_ops[] = {", k, i);
+		for (int j = 0; j < r->ops.n; j++) {
+			Operand *op = r->ops.v[j];
+			fputs("{", o);
+			cstr(o, op->name);
+			fprintf(o, ", %d, %d, t%d_r%d_p%d}, ", op->nt, op->depth, k, i, j);
+		}
+		fprintf(o, "%s};\n", r->ops.n ? "" : "{0}");
+		char var[64];
+		snprintf(var, sizeof var, "t%d_r%d_clobbers", k, i);
+		emit_names(o, var, &r->clobbers);
+		snprintf(var, sizeof var, "t%d_r%d_units", k, i);
+		emit_names(o, var, &r->units);
+	}
+	fprintf(o, "static const RuleInfo t%d_rules[] = {\n", k);
+	for (int i = 0; i < t->rules.n; i++) {
+		Rule *r = t->rules.v[i];
+		fputs("\t{", o);
+		cstr(o, r->name);
+		fprintf(o, ", %s, ", r->is_form ? "true" : "false");
+		cstr(o, r->asm_template);
+		fprintf(o, ", %d, ", r->lhs);
+		cstr(o, r->result ? r->result->text : NULL);
+		fprintf(o, ", %d, t%d_r%d_ops, {", r->ops.n, k, i);
+		cstr(o, r->tied[0]);
+		fputs(", ", o);
+		cstr(o, r->tied[1]);
+		fprintf(o, "}, %d, t%d_r%d_clobbers, %.17g, %.17g, %d, t%d_r%d_units, %d, %d, ", r->clobbers.n, k, i,
+			r->latency, r->throughput, r->units.n, k, i, r->size, r->cost);
+		cstr(o, r->file);
+		fprintf(o, ", %d},\n", r->loc.line);
+	}
+	fprintf(o, "%s};\n", t->rules.n ? "" : "\t{0}\n");
+	/* the normalized grammar */
+	fprintf(o, "static const char *const t%d_nts[] = {", k);
+	for (int i = 0; i < t->nts.n; i++) {
+		fputs(i ? ", " : "", o);
+		cstr(o, ((Nt *)t->nts.v[i])->name);
+	}
+	fprintf(o, "};\nstatic const BursRule t%d_burs[] = {\n", k);
+	for (int i = 0; i < t->burs.n; i++) {
+		BursRule *b = t->burs.v[i];
+		fprintf(o, "\t{%d, %s, %d, {%d, %d, %d}, %d, %s, INT64_C(%lld), INT64_C(%lld), %d, %s},\n", b->lhs,
+			b->op < 0 ? "-1" : sel_id(b->op), b->nkids, b->kid[0], b->kid[1], b->kid[2], b->cost,
+			b->has_range ? "true" : "false", (long long)(b->has_range ? b->lo : 0),
+			(long long)(b->has_range ? b->hi : 0), b->origin, b->emits ? "true" : "false");
+	}
+	fprintf(o, "%s};\n", t->burs.n ? "" : "\t{0}\n");
+	/* legality */
+	for (int i = 0; i < t->legal.n; i++) {
+		Legal *l = t->legal.v[i];
+		if (l->when_c)
+			fprintf(o, "static bool t%d_when%d(const Node *n)\n{\n\treturn %s;\n}\n", k, i, l->when_c);
+	}
+	fprintf(o, "static const LegalEntry t%d_legal[] = {\n", k);
+	static const char *const acts[] = {"LEGAL_NATIVE", "LEGAL_EXPAND", "LEGAL_FALLBACK", "LEGAL_UNSUPPORTED"};
+	for (int i = 0; i < t->legal.n; i++) {
+		Legal *l = t->legal.v[i];
+		fprintf(o, "\t{%s, %s, %s, ", l->op < 0 ? "-1" : op_id(l->op), l->dtype < 0 ? "-1" : dtype_id(l->dtype),
+			acts[l->act]);
+		cstr(o, l->rule);
+		fputs(", ", o);
+		cstr(o, l->reason);
+		fputs(", ", o);
+		cstr(o, l->when_text);
+		if (l->when_c)
+			fprintf(o, ", t%d_when%d, ", k, i);
+		else
+			fputs(", NULL, ", o);
+		Str uses = {0};
+		for (int j = 0; j < l->uses.n; j++)
+			sprintf_(&uses, "%s%s", j ? " " : "", (char *)l->uses.v[j]);
+		cstr(o, l->uses.n ? uses.buf : NULL);
+		free(uses.buf);
+		fprintf(o, ", %.17g, ", l->has_cost ? l->cost : -1.0);
+		cstr(o, l->loc.file);
+		fprintf(o, ", %d},\n", l->loc.line);
+	}
+	fprintf(o, "%s};\n", t->legal.n ? "" : "\t{0}\n");
+	fprintf(o, "static const int t%d_lmul[] = {", k);
+	for (int i = 0; i < t->lmul.n; i++)
+		fprintf(o, "%s%d", i ? ", " : "", (int)(intptr_t)t->lmul.v[i]);
+	fprintf(o, "%s};\n", t->lmul.n ? "" : "0");
+	/* the target */
+	fprintf(o, "static const Target t%d = {\n\t.name = ", k);
+	cstr(o, t->name);
+	fputs(",\n\t.parent = ", o);
+	cstr(o, t->parent);
+	fputs(",\n\t.isa = ", o);
+	cstr(o, t->isa);
+	fputs(",\n\t.dialect = ", o);
+	cstr(o, t->dialect);
+	fputs(",\n\t.abi_name = ", o);
+	cstr(o, t->abi_name);
+	fprintf(o, ",\n\t.pointer_bits = %d,\n\t.scalable = %s,\n\t.vector_bits = %d,\n\t.vlen_max = %d,\n", t->pointer_bits,
+		t->scalable ? "true" : "false", t->vector_bits, t->vlen_max);
+	fprintf(o, "\t.nlmul = %d,\n\t.lmul = t%d_lmul,\n\t.dtypes = 0x%xu,\n", t->lmul.n, k, t->dtypes);
+	fprintf(o, "\t.nregclasses = %d,\n\t.regclasses = t%d_regclasses,\n", t->regclasses.n, k);
+	fprintf(o, "\t.abi = {%d, t%d_abi0, %d, t%d_abi1, ", t->abi_args.n, k, t->abi_ret.n, k);
+	cstr(o, t->sp);
+	fputs(", ", o);
+	cstr(o, t->fp);
+	fprintf(o, ", %d},\n", t->stack_align);
+	fprintf(o, "\t.nparams = %d,\n\t.params = t%d_params,\n", t->params.n, k);
+	fprintf(o, "\t.nrules = %d,\n\t.rules = t%d_rules,\n", t->rules.n, k);
+	fprintf(o, "\t.grammar = {%d, t%d_nts, %d, t%d_burs},\n", t->nts.n, k, t->burs.n, k);
+	fprintf(o, "\t.nlegal = %d,\n\t.legal = t%d_legal,\n\t.md_file = ", t->legal.n, k);
+	cstr(o, t->path);
+	fprintf(o, ",\n\t.md_hash = UINT64_C(0x%016llx),\n};\n", (unsigned long long)t->hash);
+}
+
+/* ---- main ----------------------------------------------------------------- */
+static void usage(void)
+{
+	fputs("usage: mdgen -o OUTPUT.c LIST...\n"
+	      "Each LIST names target files (without .md), one per line, relative to the list's folder.\n",
+	      stderr);
+}
+
+int main(int argc, char **argv)
+{
+	const char *out = NULL;
+	Vec lists = {0};
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+			out = argv[++i];
+		else if (argv[i][0] == '-') {
+			usage();
+			return 2;
+		} else
+			vpush(&lists, argv[i]);
+	}
+	if (!out || lists.n == 0) {
+		usage();
+		return 2;
+	}
+	diag_init(&diag);
+	Vec targets = {0};
+	for (int li = 0; li < lists.n; li++) {
+		const char *list = lists.v[li];
+		size_t len;
+		char *text = read_file(list, &len);
+		if (!text) {
+			diag_error(&diag, loc_at(list, 0, 0), "cannot read: %s", strerror(errno));
+			continue;
+		}
+		const char *lfile = diag_add_source(&diag, list, text, len);
+		char *dir = dir_of(list);
+		int line = 0;
+		for (char *s = text, *next; s && *s; s = next) {
+			line++;
+			next = strchr(s, '\n');
+			if (next)
+				*next++ = 0;
+			char *hash = strchr(s, '#');
+			if (hash)
+				*hash = 0;
+			char name[256];
+			if (sscanf(s, " %255s", name) != 1)
+				continue;
+			char *path = xasprintf("%s/%s.md", dir, name);
+			Target *t = build_target(path, loc_at(lfile, line, (int)(strstr(s, name) - s) + 1));
+			free(path);
+			if (t->name)
+				for (int k = 0; k < targets.n; k++)
+					if (strcmp(((Target *)targets.v[k])->name, t->name) == 0)
+						diag_error(&diag, loc_at(lfile, line, 1), "target '%s' is listed twice", t->name);
+			vpush(&targets, t);
+		}
+		free(dir);
+		free(text);
+	}
+	int status = 0;
+	if (diag_has_errors(&diag)) {
+		status = 1;
+	} else {
+		char *tmp = xasprintf("%s.tmp", out);
+		FILE *o = fopen(tmp, "w");
+		if (!o) {
+			fprintf(stderr, "mdgen: error: cannot create '%s': %s\n", tmp, strerror(errno));
+			status = 1;
+		} else {
+			fputs("/* Generated by gen/mdgen from the machine descriptions: do not edit. */\n"
+			      "#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
+			      "#include \"ops.h\"\n#include \"target.h\"\n",
+			      o);
+			for (int i = 0; i < targets.n; i++)
+				emit_target(o, targets.v[i], i);
+			fputs("\nconst Target *const gdcc_targets[] = {", o);
+			for (int i = 0; i < targets.n; i++)
+				fprintf(o, "%s&t%d", i ? ", " : "", i);
+			fprintf(o, "%s};\nconst int gdcc_ntargets = %d;\n", targets.n ? "" : "NULL", targets.n);
+			if (fclose(o) != 0 || rename(tmp, out) != 0) {
+				fprintf(stderr, "mdgen: error: cannot write '%s': %s\n", out, strerror(errno));
+				remove(tmp);
+				status = 1;
+			}
+		}
+		free(tmp);
+	}
+	diag_print(&diag, stderr);
+	for (int i = 0; i < targets.n; i++) {
+		Target *t = targets.v[i];
+		for (int k = 0; k < t->trees.n; k++)
+			md_free(t->trees.v[k]);
+	}
+	diag_free(&diag);
+	arena_free();
+	return status;
+}
