@@ -18,10 +18,12 @@
 #include "config.h"
 #include "frontend.h"
 #include "interp.h"
+#include "legality.h"
 #include "npy.h"
 #include "ops.h"
 #include "printer.h"
 #include "rng.h"
+#include "target.h"
 #include "util.h"
 #include "verify.h"
 
@@ -37,10 +39,13 @@ static void usage(FILE *out)
 	      "\n"
 	      "Options:\n"
 	      "  -o, --output=FILE    write the result (--emit) to FILE instead of stdout\n"
-	      "  -t, --target=TARGET  the target to compile for (none is built yet: see --list-targets)\n"
-	      "      --emit=ir        print the verified graph in model.ir syntax\n"
+	      "  -t, --target=TARGET  check the model against TARGET's legality table\n"
+	      "      --emit=STAGE     print a stage: ir (the verified graph in model.ir syntax),\n"
+	      "                       legality (each node's decision on the -t target)\n"
 	      "      --list-ops       list the op table: operands, results, attributes\n"
 	      "      --list-targets   list the targets this build knows\n"
+	      "      --print-legality print the -t target's legality table (no model needed)\n"
+	      "      --format=FORMAT  json (default), csv or md, for --print-legality\n"
 	      "  -h, --help           show this help and exit\n"
 	      "  -V, --version        show the version and exit\n"
 	      "\n"
@@ -50,6 +55,7 @@ static void usage(FILE *out)
 	      "      --output-dir DIR        write every output not named by --output to DIR/NAME.npy\n"
 	      "      --seed N                seed for generated inputs (default 0)\n"
 	      "      --print                 print a summary and the leading values of each output\n"
+	      "      -t TARGET               (running on a target arrives with the backend)\n"
 	      "\n"
 	      "Exit status: 0 success, 1 invalid input, 2 bad command line, 3 run failure.\n"
 	      "See gdcc(1) and docs/ir.md.\n",
@@ -105,12 +111,15 @@ static int finish(Diag *d, int status)
 	return status;
 }
 
-/* Write to a temporary file beside `path`, renamed into place only when
- * everything was written: no partial output file is ever left. */
-static int emit_ir(const Graph *g, const char *path)
+/* Write through fn to a temporary file beside `path`, renamed into place
+ * only when everything was written: no partial output file is ever left.
+ * No path, or "-": standard output. */
+typedef void (*Writer)(FILE *out, const void *ctx);
+
+static int write_output(const char *path, Writer fn, const void *ctx)
 {
 	if (!path || strcmp(path, "-") == 0) {
-		print_graph(stdout, g);
+		fn(stdout, ctx);
 		return fflush(stdout) == 0 ? 0 : EXIT_RUN;
 	}
 	char *tmp = xasprintf("%s.tmp%ld", path, (long)getpid());
@@ -120,7 +129,7 @@ static int emit_ir(const Graph *g, const char *path)
 		free(tmp);
 		return EXIT_RUN;
 	}
-	print_graph(f, g);
+	fn(f, ctx);
 	bool ok = !ferror(f);
 	ok = (fclose(f) == 0) && ok;
 	if (!ok || rename(tmp, path) != 0) {
@@ -133,52 +142,144 @@ static int emit_ir(const Graph *g, const char *path)
 	return 0;
 }
 
+static void write_ir(FILE *out, const void *g) { print_graph(out, g); }
+
+typedef struct {
+	const Target *t;
+	LegalityFormat format;
+} LegalityJob;
+
+static void write_legality(FILE *out, const void *ctx)
+{
+	const LegalityJob *j = ctx;
+	legality_export(out, j->t, j->format);
+}
+
+typedef struct {
+	const Graph *g;
+	const Target *t;
+} DecisionJob;
+
+static void write_decisions(FILE *out, const void *ctx)
+{
+	const DecisionJob *j = ctx;
+	Diag d;
+	diag_init(&d);
+	legality_check(j->g, j->t, &d, out);
+	diag_free(&d);
+}
+
+static void list_targets(void)
+{
+	printf("%-16s %-24s %-22s %-28s %s\n", "target", "isa", "vector", "dtypes", "description");
+	for (int i = 0; i < gdcc_ntargets; i++) {
+		const Target *t = gdcc_targets[i];
+		char vec[64], dts[64] = "";
+		if (t->scalable)
+			snprintf(vec, sizeof vec, "scalable %d-%d bits", t->vector_bits, t->vlen_max);
+		else
+			snprintf(vec, sizeof vec, "fixed %d bits", t->vector_bits);
+		size_t k = 0;
+		for (int dt = DT_F32; dt < DT_COUNT; dt++)
+			if (t->dtypes & (1u << dt))
+				k += snprintf(dts + k, sizeof dts - k, "%s%s", k ? "," : "", dtype_name((DType)dt));
+		printf("%-16s %-24s %-22s %-28s %s%s%s\n", t->name, t->isa, vec, dts, t->md_file,
+		       t->parent ? ", extends " : "", t->parent ? t->parent : "");
+	}
+}
+
+static int unknown_target(const char *name)
+{
+	fprintf(stderr, "gdcc: error: unknown target '%s' (known:", name);
+	for (int i = 0; i < gdcc_ntargets; i++)
+		fprintf(stderr, " %s", gdcc_targets[i]->name);
+	fprintf(stderr, "%s)\ngdcc: try 'gdcc --list-targets'\n", gdcc_ntargets ? "" : " none");
+	return EXIT_USAGE;
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"target", required_argument, NULL, 't'},
 		{"emit", required_argument, NULL, 'e'},
+		{"format", required_argument, NULL, 'f'},
 		{"list-ops", no_argument, NULL, 'L'},
 		{"list-targets", no_argument, NULL, 'T'},
+		{"print-legality", no_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
 	};
-	const char *out = NULL, *emit = NULL, *target = NULL;
+	const char *out = NULL, *emit = NULL, *target_name = NULL, *format = NULL;
+	bool print_legality = false;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:t:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
-		case 't': target = optarg; break;
+		case 't': target_name = optarg; break;
 		case 'e':
-			if (strcmp(optarg, "ir") != 0)
-				return usage_error("unknown --emit stage '%s' (known: ir)", optarg);
+			if (strcmp(optarg, "ir") != 0 && strcmp(optarg, "legality") != 0)
+				return usage_error("unknown --emit stage '%s' (known: ir, legality)", optarg);
 			emit = optarg;
 			break;
+		case 'f': format = optarg; break;
 		case 'L': list_ops(); return 0;
-		case 'T': puts("(no targets in this build yet)"); return 0;
+		case 'T': list_targets(); return 0;
+		case 'P': print_legality = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("gdcc %s\n", PACKAGE_VERSION); return 0;
 		case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	const Target *target = NULL;
+	if (target_name && !(target = target_lookup(target_name)))
+		return unknown_target(target_name);
+	LegalityFormat lf = LEGALITY_JSON;
+	if (format) {
+		if (!print_legality)
+			return usage_error("--format applies to --print-legality%s", "");
+		if (strcmp(format, "json") == 0)
+			lf = LEGALITY_JSON;
+		else if (strcmp(format, "csv") == 0)
+			lf = LEGALITY_CSV;
+		else if (strcmp(format, "md") == 0)
+			lf = LEGALITY_MD;
+		else
+			return usage_error("unknown --format '%s' (known: json, csv, md)", format);
+	}
+	if (print_legality) {
+		if (!target)
+			return usage_error("--print-legality needs a target: -t TARGET (see --list-targets)%s", "");
+		if (optind < argc)
+			return usage_error("--print-legality takes no model ('%s')", argv[optind]);
+		LegalityJob job = {target, lf};
+		return write_output(out, write_legality, &job);
+	}
 	if (optind >= argc)
 		return usage_error("no model given%s", "");
 	if (optind + 1 < argc)
 		return usage_error("more than one model given ('%s' too)", argv[optind + 1]);
-	if (target)
-		return usage_error("unknown target '%s' (this build has no targets yet; see --list-targets)", target);
 	if (out && !emit)
 		return usage_error("-o needs something to write: use --emit=ir%s", "");
+	if (emit && strcmp(emit, "legality") == 0 && !target)
+		return usage_error("--emit=legality needs a target: -t TARGET%s", "");
 	Diag d;
 	diag_init(&d);
 	Graph *g = load_and_verify(argv[optind], &d);
 	if (!g)
 		return finish(&d, EXIT_INPUT);
-	int rc = emit ? emit_ir(g, out) : 0;
+	int rc = 0;
+	if (target && !legality_check(g, target, &d, NULL))
+		rc = EXIT_INPUT;
+	else if (emit && strcmp(emit, "ir") == 0)
+		rc = write_output(out, write_ir, g);
+	else if (emit) {
+		DecisionJob job = {g, target};
+		rc = write_output(out, write_decisions, &job);
+	}
 	graph_free(g);
 	return finish(&d, rc);
 }
@@ -284,7 +385,11 @@ static int cmd_run(int argc, char **argv)
 		goto done;
 	}
 	if (target) {
-		rc = usage_error("unknown target '%s' (this build has no targets yet; see --list-targets)", target);
+		if (!target_lookup(target))
+			rc = unknown_target(target);
+		else
+			rc = usage_error("run -t %s: running on a target arrives with the backend; "
+					 "'gdcc -t TARGET MODEL' checks legality", target);
 		goto done;
 	}
 	Diag d;

@@ -1,7 +1,9 @@
-/* mdgen: reads machine descriptions (md/*.md, the language of docs/md.md),
+/* mdgen: reads machine descriptions (the md/ files, the language of docs/md.md),
  * checks them, and writes the C tables of every target plus the registry:
  *
- *   mdgen -o targets_gen.c LIST...     (each LIST names .md files, one per line)
+ *   mdgen [-r ROOT] -o targets_gen.c (LIST | FILE.md)...
+ *
+ * (each LIST names .md files, one per line).
  *
  * Stages, per target: parse the file (and the files it extends), expand
  * classes and foreach, build the model (header, registers, abi, params,
@@ -948,7 +950,7 @@ static int operand_nt(Rule *r, const char *name)
 	return o ? o->nt : -2;
 }
 
-static Rule *new_rule(Target *t, const char *name, Loc loc, bool is_form)
+static Rule *new_rule(const char *name, Loc loc, bool is_form)
 {
 	Rule *r = amalloc(sizeof *r);
 	r->name = astrdup(name);
@@ -1004,7 +1006,7 @@ static void build_form(Target *t, Form *f)
 {
 	for (int i = 0; i < f->cases.n; i++) {
 		MdNode *m = f->cases.v[i];
-		Rule *r = new_rule(t, f->name, m->loc, true);
+		Rule *r = new_rule(f->name, m->loc, true);
 		if (!type_rule(t, r, m, f->nt))
 			continue;
 		for (int k = 2; k + 1 < m->nkid + 1; k += 2) {
@@ -1031,7 +1033,7 @@ static void build_form(Target *t, Form *f)
 static void build_inst(Target *t, InstDef *def)
 {
 	const MdNode *n = def->node;
-	Rule *r = new_rule(t, def->name, def->loc, false);
+	Rule *r = new_rule(def->name, def->loc, false);
 	const MdNode *match = NULL;
 	bool have_lat = false, have_tp = false, have_cost = false;
 	for (int i = 2; i < n->nkid; i++) {
@@ -1767,6 +1769,16 @@ static Target *build_target(const char *path, Loc from)
 }
 
 /* ---- emission ------------------------------------------------------------- */
+static const char *root; /* -r: emitted file names are relative to it */
+
+static const char *rel(const char *path)
+{
+	size_t n = root ? strlen(root) : 0;
+	if (n && strncmp(path, root, n) == 0 && path[n] == '/')
+		return path + n + 1;
+	return path;
+}
+
 static void cstr(FILE *o, const char *s)
 {
 	if (!s) {
@@ -1838,7 +1850,7 @@ static const char *sort_id(Sort s)
 
 static void emit_target(FILE *o, Target *t, int k)
 {
-	fprintf(o, "\n/* ---- %s, from %s */\n", t->name, t->path);
+	fprintf(o, "\n/* ---- %s, from %s */\n", t->name, rel(t->path));
 	/* register classes */
 	for (int i = 0; i < t->regclasses.n; i++) {
 		RegClass *rc = t->regclasses.v[i];
@@ -1942,7 +1954,7 @@ static void emit_target(FILE *o, Target *t, int k)
 		cstr(o, r->tied[1]);
 		fprintf(o, "}, %d, t%d_r%d_clobbers, %.17g, %.17g, %d, t%d_r%d_units, %d, %d, ", r->clobbers.n, k, i,
 			r->latency, r->throughput, r->units.n, k, i, r->size, r->cost);
-		cstr(o, r->file);
+		cstr(o, rel(r->file));
 		fprintf(o, ", %d},\n", r->loc.line);
 	}
 	fprintf(o, "%s};\n", t->rules.n ? "" : "\t{0}\n");
@@ -1988,7 +2000,7 @@ static void emit_target(FILE *o, Target *t, int k)
 		cstr(o, l->uses.n ? uses.buf : NULL);
 		free(uses.buf);
 		fprintf(o, ", %.17g, ", l->has_cost ? l->cost : -1.0);
-		cstr(o, l->loc.file);
+		cstr(o, rel(l->loc.file));
 		fprintf(o, ", %d},\n", l->loc.line);
 	}
 	fprintf(o, "%s};\n", t->legal.n ? "" : "\t{0}\n");
@@ -2020,15 +2032,16 @@ static void emit_target(FILE *o, Target *t, int k)
 	fprintf(o, "\t.nrules = %d,\n\t.rules = t%d_rules,\n", t->rules.n, k);
 	fprintf(o, "\t.grammar = {%d, t%d_nts, %d, t%d_burs},\n", t->nts.n, k, t->burs.n, k);
 	fprintf(o, "\t.nlegal = %d,\n\t.legal = t%d_legal,\n\t.md_file = ", t->legal.n, k);
-	cstr(o, t->path);
+	cstr(o, rel(t->path));
 	fprintf(o, ",\n\t.md_hash = UINT64_C(0x%016llx),\n};\n", (unsigned long long)t->hash);
 }
 
 /* ---- main ----------------------------------------------------------------- */
 static void usage(void)
 {
-	fputs("usage: mdgen -o OUTPUT.c LIST...\n"
-	      "Each LIST names target files (without .md), one per line, relative to the list's folder.\n",
+	fputs("usage: mdgen [-r ROOT] -o OUTPUT.c (LIST | FILE.md)...\n"
+	      "Each LIST names target files (without .md), one per line, relative to the list's folder.\n"
+	      "-r ROOT: write file names relative to ROOT into the tables.\n",
 	      stderr);
 }
 
@@ -2039,6 +2052,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
 			out = argv[++i];
+		else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
+			root = argv[++i];
 		else if (argv[i][0] == '-') {
 			usage();
 			return 2;
@@ -2053,6 +2068,11 @@ int main(int argc, char **argv)
 	Vec targets = {0};
 	for (int li = 0; li < lists.n; li++) {
 		const char *list = lists.v[li];
+		size_t arglen = strlen(list);
+		if (arglen > 3 && strcmp(list + arglen - 3, ".md") == 0) { /* a target file itself */
+			vpush(&targets, build_target(list, loc_at(list, 0, 0)));
+			continue;
+		}
 		size_t len;
 		char *text = read_file(list, &len);
 		if (!text) {

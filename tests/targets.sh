@@ -1,0 +1,94 @@
+#!/bin/sh
+# Targets: every target of md/targets.list exports its legality table in
+# JSON (validated against docs/legality.schema.json), CSV and Markdown; and
+# a test-only target (tests/md/toy.md, and toy-wide which extends it) built
+# into tests/gdcc_toy from one .md file and one list line, with no C change,
+# is listed, exported and selectable.
+set -u
+GDCC=${GDCC:-./gdcc}
+GDCC_TOY=${GDCC_TOY:-tests/gdcc_toy}
+SRCDIR=${SRCDIR:-.}
+PY=${PYTHON_NUMPY:-/usr/bin/python3}
+[ -x "$PY" ] || PY=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+have_jsonschema=yes
+"$PY" -c 'import jsonschema' 2>/dev/null || have_jsonschema=no
+
+export_all() { # GDCC TARGET
+	for fmt in json csv md; do
+		rm -f "$tmp/$2.$fmt"
+		if "$1" --print-legality -t "$2" --format=$fmt -o "$tmp/$2.$fmt" 2>"$tmp/err"; then ok; else bad "$2 $fmt export"; cat "$tmp/err"; fi
+	done
+	"$1" --list-ops >"$tmp/ops"
+	if [ $have_jsonschema = yes ]; then
+		if "$PY" "$SRCDIR/tests/check_legality.py" "$SRCDIR/docs/legality.schema.json" "$tmp/ops" \
+			"$tmp/$2.json" "$tmp/$2.csv" "$tmp/$2.md"; then ok; else bad "$2: legality exports do not check"; fi
+	fi
+}
+
+# ---- the real targets ----------------------------------------------------------
+targets=$(grep -v '^#' "$SRCDIR/md/targets.list" | awk 'NF {print $1}')
+"$GDCC" --list-targets >"$tmp/list" || bad "--list-targets"
+for t in $targets; do
+	grep -q "^$t " "$tmp/list" && ok || bad "--list-targets does not show $t"
+	export_all "$GDCC" "$t"
+	for m in "$SRCDIR"/examples/*.ir; do
+		"$GDCC" -t "$t" --emit=legality "$m" >"$tmp/decisions" 2>"$tmp/err"
+		st=$?
+		# Every node gets a decision; unsupported ones are errors with a reason.
+		if [ $st -eq 0 ] || { [ $st -eq 1 ] && grep -q "is unsupported on $t" "$tmp/err"; }; then ok; else
+			bad "$t $(basename "$m"): exit $st"; cat "$tmp/err"; fi
+	done
+done
+
+# ---- the test-only targets --------------------------------------------------------
+"$GDCC_TOY" --list-targets >"$tmp/toylist"
+grep -q '^toy ' "$tmp/toylist" && ok || bad "gdcc_toy does not list toy"
+grep -q '^toy-wide .*extends toy' "$tmp/toylist" && ok || bad "gdcc_toy does not list toy-wide as extending toy"
+grep -q '^toy ' "$tmp/list" && bad "the real gdcc lists the test-only toy" || ok
+for t in $targets; do grep -q "^$t " "$tmp/toylist" && ok || bad "gdcc_toy lost $t"; done
+export_all "$GDCC_TOY" toy
+export_all "$GDCC_TOY" toy-wide
+grep -q '"op": "sqrt", "dtype": "f32", "action": "native"' "$tmp/toy-wide.json" && ok || bad "toy-wide: sqrt is not native"
+grep -q '"op": "sqrt", "dtype": "f32", "action": "unsupported"' "$tmp/toy.json" && ok || bad "toy: sqrt is not unsupported"
+# toy-wide's 256-bit vectors halve the estimated cost of a native add.
+grep -q '"op": "add", "dtype": "f32", "action": "native", .*"estimated_cost": 0.25,' "$tmp/toy.json" && ok || bad "toy add cost"
+grep -q '"op": "add", "dtype": "f32", "action": "native", .*"estimated_cost": 0.125,' "$tmp/toy-wide.json" && ok || bad "toy-wide add cost"
+
+# Selectable: -t toy checks a model against toy's table.
+cat >"$tmp/m.ir" <<'IR'
+graph m {
+  input x : f32[1, 4, 8, 8]
+  const w : f32[4, 1, 3, 3] = zeros
+  const w1 : f32[4, 4, 1, 1] = zeros
+  a = relu(x)
+  b = conv(a, w, group=4, pads=[1, 1, 1, 1])
+  c = conv(b, w1)
+  output c
+}
+IR
+if "$GDCC_TOY" -t toy --emit=legality "$tmp/m.ir" >"$tmp/dec" 2>"$tmp/err"; then ok; else bad "-t toy on a supported model"; cat "$tmp/err"; fi
+grep -q '^a  *relu .*native  *uses(max.v)' "$tmp/dec" && ok || bad "relu is not native on toy"
+grep -q '^b  *conv .*fallback  *"grouped convolution runs on the host"' "$tmp/dec" && ok || bad "grouped conv did not fall back"
+grep -q '^c  *conv .*expand  *loop_nest when' "$tmp/dec" && ok || bad "conv group 1 was not expanded"
+cat >"$tmp/bad.ir" <<'IR'
+graph m {
+  input x : f32[2, 3]
+  y = exp(x)
+  output y
+}
+IR
+"$GDCC_TOY" -t toy "$tmp/bad.ir" 2>"$tmp/err"
+[ $? -eq 1 ] && ok || bad "an unsupported op did not fail"
+grep -qF "bad.ir:3:7: error: exp f32[2,3] is unsupported on toy: not on the toy (tests/md/toy.md:" "$tmp/err" && ok || { bad "unsupported message"; cat "$tmp/err"; }
+"$GDCC" -t toy "$tmp/bad.ir" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "unknown target 'toy'" "$tmp/err" && ok || bad "the real gdcc accepted -t toy"
+"$GDCC" --print-legality 2>/dev/null; [ $? -eq 2 ] && ok || bad "--print-legality without -t"
+"$GDCC" --print-legality -t x --format=xml 2>/dev/null; [ $? -eq 2 ] && ok || bad "--format=xml accepted"
+
+echo "targets: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
