@@ -150,12 +150,12 @@ void legality_export(FILE *o, const Target *t, LegalityFormat f)
 				fprintf(o, ", \"estimated_cost\": %.6g", e->cost);
 			else
 				fputs(", \"estimated_cost\": null", o);
-			fprintf(o, ", \"cost_unit\": \"cycles/element\", \"source\": \"%s:%d\"}%s\n", e->file, e->line,
-				i + 1 < n ? "," : "");
+			fprintf(o, ", \"cost_unit\": \"%s\", \"source\": \"%s:%d\"}%s\n",
+				e->cost_per_mac ? "cycles/mac" : "cycles/element", e->file, e->line, i + 1 < n ? "," : "");
 		}
 		fputs("  ]\n}\n", o);
 	} else if (f == LEGALITY_CSV) {
-		fputs("target,op,dtype,action,constraint,rule,reason,uses,estimated_cost,source\n", o);
+		fputs("target,op,dtype,action,constraint,rule,reason,uses,estimated_cost,cost_unit,source\n", o);
 		for (int i = 0; i < n; i++) {
 			const LegalEntry *e = rows[i].e;
 			fprintf(o, "%s,%s,%s,%s,", t->name, op_info[rows[i].op].name, dtype_name(rows[i].dt),
@@ -170,11 +170,12 @@ void legality_export(FILE *o, const Target *t, LegalityFormat f)
 			fputc(',', o);
 			if (e->cost >= 0)
 				fprintf(o, "%.6g", e->cost);
-			fprintf(o, ",%s:%d\n", e->file, e->line);
+			fprintf(o, ",%s,%s:%d\n", e->cost_per_mac ? "cycles/mac" : "cycles/element", e->file, e->line);
 		}
 	} else {
 		fprintf(o, "# Legality of `%s` (%s)\n\n", t->name, t->isa);
-		fprintf(o, "From `%s` (xxh3 %016llx), gdcc %s. Estimated cost in cycles per output element.\n\n",
+		fprintf(o, "From `%s` (xxh3 %016llx), gdcc %s. Estimated cost in cycles per output element, or per\n"
+			"multiply-accumulate where marked /mac.\n\n",
 			t->md_file, (unsigned long long)t->md_hash, PACKAGE_VERSION);
 		fputs("| op | dtype | action | when | rule / reason | uses | est. cost | source |\n", o);
 		fputs("|---|---|---|---|---|---|---|---|\n", o);
@@ -189,7 +190,7 @@ void legality_export(FILE *o, const Target *t, LegalityFormat f)
 			md_str(o, e->uses);
 			fputs(" | ", o);
 			if (e->cost >= 0)
-				fprintf(o, "%.3g", e->cost);
+				fprintf(o, "%.3g%s", e->cost, e->cost_per_mac ? "/mac" : "");
 			fprintf(o, " | %s:%d |\n", e->file, e->line);
 		}
 	}

@@ -83,7 +83,8 @@ typedef struct {
 	const char *when_text;   /* the constraint as written, or NULL */
 	bool (*when)(const Node *n);
 	const char *uses;        /* native: selection operations, space-separated */
-	double cost;             /* cycles per output element; < 0 unknown */
+	double cost;             /* estimated cycles; < 0 unknown */
+	bool cost_per_mac;       /* per multiply-accumulate, else per output element */
 	const char *file;
 	int line;
 } LegalEntry;

@@ -174,6 +174,7 @@ typedef struct {
 	Loc uses_loc;
 	bool has_cost;
 	double cost;
+	bool per_mac;      /* cost is per multiply-accumulate, not per element */
 	MdNode *when;
 	char *when_c, *when_text;
 	int file_index;
@@ -1514,8 +1515,11 @@ static void build_legal(Target *t, const MdNode *n)
 			   words->kid[k + 1]->kind == MD_NUM && words->kid[k + 1]->num >= 0) {
 			l->has_cost = true;
 			l->cost = words->kid[++k]->num;
+			if (k + 1 < words->nkid && words->kid[k + 1]->kind == MD_IDENT &&
+			    (strcmp(words->kid[k + 1]->text, "per_mac") == 0 || strcmp(words->kid[k + 1]->text, "per_element") == 0))
+				l->per_mac = words->kid[++k]->text[4] == 'm';
 		} else {
-			ERR(w->loc, "unexpected %s in a legality row (after the action: uses(...) for native, cost N)",
+			ERR(w->loc, "unexpected %s in a legality row (after the action: uses(...) for native, cost N [per_mac])",
 			    kind_word(w));
 			ok = false;
 		}
@@ -1582,7 +1586,7 @@ static void check_legal(Target *t, const BursGrammar *g)
 				vpush(&l->uses, astrdup(tok));
 			free(copy);
 		}
-		bool vector = false;
+		bool vector = false, tiles = false;
 		double total = 0;
 		for (int k = 0; k < l->uses.n; k++) {
 			const char *u = l->uses.v[k];
@@ -1602,10 +1606,15 @@ static void check_legal(Target *t, const BursGrammar *g)
 			}
 			total += c / 100.0;
 			vector |= sel_info[s].result == SORT_V;
-			for (int j = 0; j < sel_info[s].nkids; j++)
+			tiles |= sel_info[s].result == SORT_T;
+			for (int j = 0; j < sel_info[s].nkids; j++) {
 				vector |= sel_info[s].kid[j] == SORT_V;
+				tiles |= sel_info[s].kid[j] == SORT_T;
+			}
 		}
-		if (total >= 0 && !l->has_cost) {
+		/* A cover of tile operations is per tile, not per element: such
+		 * rows give their cost themselves (or stay unknown). */
+		if (total >= 0 && !l->has_cost && !tiles) {
 			l->has_cost = true;
 			l->cost = vector ? total / (t->vector_bits / 32.0) : total;
 		}
@@ -1999,7 +2008,7 @@ static void emit_target(FILE *o, Target *t, int k)
 			sprintf_(&uses, "%s%s", j ? " " : "", (char *)l->uses.v[j]);
 		cstr(o, l->uses.n ? uses.buf : NULL);
 		free(uses.buf);
-		fprintf(o, ", %.17g, ", l->has_cost ? l->cost : -1.0);
+		fprintf(o, ", %.17g, %s, ", l->has_cost ? l->cost : -1.0, l->per_mac ? "true" : "false");
 		cstr(o, rel(l->loc.file));
 		fprintf(o, ", %d},\n", l->loc.line);
 	}
