@@ -19,6 +19,9 @@ typedef struct {
 	const char *const *regs;
 	const bool *reserved;    /* [nregs] */
 	const bool *callee_saved;/* [nregs] */
+	const char *move;        /* template copying {s} to {d}, or NULL */
+	int alias_of;            /* same physical registers as that class, or -1 */
+	int nt;                  /* its nonterminal in the grammar */
 } RegClassInfo;
 
 typedef struct {
@@ -93,6 +96,7 @@ typedef struct Target {
 	const char *name;
 	const char *parent;      /* extends, or NULL */
 	const char *isa, *dialect, *abi_name;
+	const char *reg_prefix;  /* printed before register names ("%" in AT&T) */
 	int pointer_bits;
 	bool scalable;
 	int vector_bits;         /* fixed width, or the VLEN minimum */

@@ -100,6 +100,8 @@ typedef struct {
 	int width;
 	Vec regs;          /* char * */
 	Vec reserved, callee_saved;
+	char *move;        /* template copying register {s} to {d} */
+	char *aliases;     /* another class over the same physical registers */
 	int nt;
 	const char *file;  /* the file that defined it (for overrides) */
 } RegClass;
@@ -200,7 +202,7 @@ typedef struct {
 	Vec files;         /* char *: the .md files, parent first */
 	uint64_t hash;
 	/* header */
-	char *isa, *dialect, *abi_name;
+	char *isa, *dialect, *abi_name, *reg_prefix;
 	int pointer_bits;
 	bool scalable;
 	int vector_bits, vlen_max;
@@ -595,6 +597,10 @@ static void header_field(Target *t, const MdNode *f)
 		const MdNode *s = field_value(f, MD_STRING, "a string");
 		if (s)
 			*(f->text[0] == 'i' ? &t->isa : f->text[0] == 'd' ? &t->dialect : &t->abi_name) = astrdup(s->text);
+	} else if (strcmp(f->text, "reg_prefix") == 0) {
+		const MdNode *p = field_value(f, MD_STRING, "a string");
+		if (p)
+			t->reg_prefix = astrdup(p->text);
 	} else if (strcmp(f->text, "pointer_bits") == 0) {
 		if (field_int(f, 32, 64, &v))
 			t->pointer_bits = (int)v;
@@ -641,7 +647,7 @@ static void header_field(Target *t, const MdNode *f)
 		else
 			ERR(f->loc, "'units' takes a list of execution-unit names");
 	} else {
-		ERR(f->loc, "unknown field '%s' in target (known: isa, dialect, abi, pointer_bits, vector, lmul, dtypes, units)",
+		ERR(f->loc, "unknown field '%s' in target (known: isa, dialect, abi, reg_prefix, pointer_bits, vector, lmul, dtypes, units)",
 		    f->text);
 	}
 }
@@ -696,11 +702,21 @@ static void build_regclass(Target *t, const MdNode *n)
 		} else if (strcmp(f->text, "width") == 0) {
 			if (field_int(f, 1, 65536, &v))
 				rc->width = (int)v, have_width = true;
+		} else if (strcmp(f->text, "move") == 0) {
+			const MdNode *m = field_value(f, MD_STRING, "a template");
+			if (m && (!strstr(m->text, "{s}") || !strstr(m->text, "{d}")))
+				ERR(m->loc, "a move template names the source {s} and the destination {d}");
+			else if (m)
+				rc->move = astrdup(m->text);
+		} else if (strcmp(f->text, "aliases") == 0) {
+			const MdNode *m = field_value(f, MD_IDENT, "a register class");
+			if (m)
+				rc->aliases = astrdup(m->text);
 		} else if ((strcmp(f->text, "reserved") == 0 || strcmp(f->text, "callee_saved") == 0) && f->nkid == 1) {
 			Vec *dst = f->text[0] == 'r' ? &rc->reserved : &rc->callee_saved;
 			name_list(f->kid[0], dst, f->text);
 		} else {
-			ERR(f->loc, "unknown field '%s' in register class '%s' (known: regs, width, reserved, callee_saved)",
+			ERR(f->loc, "unknown field '%s' in register class '%s' (known: regs, width, reserved, callee_saved, move, aliases)",
 			    f->text, rc->name);
 		}
 	}
@@ -842,7 +858,7 @@ static Sort check_pattern(Target *t, Rule *r, const MdNode *p, int depth, int8_t
 				ERR(p->kid[1]->loc, "a range applies to immediates (const.i), not to '%s'", what->text);
 				return SORT_NONE;
 			}
-		} else if (s == SEL_CONST_I || s == SEL_CONST_F) {
+		} else if (s == SEL_CONST_I || s == SEL_CONST_F || s == SEL_ADDR_SYM) {
 			op->nt = -1;
 			op->const_op = s;
 			sort = sel_info[s].result;
@@ -879,7 +895,7 @@ static Sort check_pattern(Target *t, Rule *r, const MdNode *p, int depth, int8_t
 		return SORT_NONE;
 	}
 	const SelInfo *si = &sel_info[s];
-	if (s <= SEL_CONST_F) {
+	if (s <= SEL_ADDR_SYM) {
 		ERR(w->loc, "'%s' is a leaf: bind it to an operand (name: %s)", w->text,
 		    s >= SEL_CONST_I ? w->text : "CLASS");
 		return SORT_NONE;
@@ -1737,6 +1753,19 @@ static Target *build_target(const char *path, Loc from)
 		}
 	}
 	build_abi(t);
+	for (int i = 0; i < t->regclasses.n; i++) {
+		RegClass *rc = t->regclasses.v[i];
+		if (!rc->aliases)
+			continue;
+		RegClass *other = find_regclass(t, rc->aliases);
+		if (!other)
+			ERR(rc->loc, "register class '%s' aliases unknown class '%s'", rc->name, rc->aliases);
+		else if (other == rc || other->aliases)
+			ERR(rc->loc, "register class '%s' must alias a class that aliases none", rc->name);
+		else if (other->regs.n != rc->regs.n)
+			ERR(rc->loc, "register class '%s' has %d registers but aliases '%s' of %d", rc->name, rc->regs.n,
+			    other->name, other->regs.n);
+	}
 	/* nonterminals: stmt, the register classes, the forms */
 	add_nt(t, "stmt", SORT_X, 0, t->loc, NULL);
 	for (int i = 0; i < t->regclasses.n; i++) {
@@ -1879,8 +1908,14 @@ static void emit_target(FILE *o, Target *t, int k)
 		RegClass *rc = t->regclasses.v[i];
 		fputs("\t{", o);
 		cstr(o, rc->name);
-		fprintf(o, ", %s, %d, %d, t%d_rc%d_regs, t%d_rc%d_reserved, t%d_rc%d_callee},\n", sort_id(rc->sort),
+		int alias = -1;
+		for (int j = 0; rc->aliases && j < t->regclasses.n; j++)
+			if (strcmp(((RegClass *)t->regclasses.v[j])->name, rc->aliases) == 0)
+				alias = j;
+		fprintf(o, ", %s, %d, %d, t%d_rc%d_regs, t%d_rc%d_reserved, t%d_rc%d_callee, ", sort_id(rc->sort),
 			rc->width, rc->regs.n, k, i, k, i, k, i);
+		cstr(o, rc->move);
+		fprintf(o, ", %d, %d},\n", alias, rc->nt);
 	}
 	fprintf(o, "%s};\n", t->regclasses.n ? "" : "\t{0}\n");
 	/* abi */
@@ -2028,6 +2063,8 @@ static void emit_target(FILE *o, Target *t, int k)
 	cstr(o, t->dialect);
 	fputs(",\n\t.abi_name = ", o);
 	cstr(o, t->abi_name);
+	fputs(",\n\t.reg_prefix = ", o);
+	cstr(o, t->reg_prefix ? t->reg_prefix : "");
 	fprintf(o, ",\n\t.pointer_bits = %d,\n\t.scalable = %s,\n\t.vector_bits = %d,\n\t.vlen_max = %d,\n", t->pointer_bits,
 		t->scalable ? "true" : "false", t->vector_bits, t->vlen_max);
 	fprintf(o, "\t.nlmul = %d,\n\t.lmul = t%d_lmul,\n\t.dtypes = 0x%xu,\n", t->lmul.n, k, t->dtypes);

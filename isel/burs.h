@@ -43,6 +43,9 @@ typedef struct BursNode {
 	struct BursNode *kid[3];
 	int64_t ival;              /* const.i value */
 	double fval;               /* const.f value */
+	const char *sym;           /* addr.sym symbol */
+	int32_t vreg;              /* reg.* leaf: its virtual register; isel: the result's */
+	int32_t form;              /* isel: the form instance derived here, or -1 */
 	int32_t *cost;             /* [nnts], set by burs_label */
 	int16_t *rule;             /* [nnts]: the chosen rule, -1 if none */
 } BursNode;
