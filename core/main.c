@@ -7,6 +7,9 @@
  * Exit status: 0 success, 1 invalid input (model, .npy), 2 bad command
  * line, 3 failure while running (a kernel error, an unwritable file). */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +19,7 @@
 #include <xxhash.h>
 
 #include "config.h"
+#include "codegen.h"
 #include "frontend.h"
 #include "interp.h"
 #include "legality.h"
@@ -27,7 +31,7 @@
 #include "util.h"
 #include "verify.h"
 
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_RUN = 3 };
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_RUN = 3, EXIT_MISMATCH = 4 };
 
 static void usage(FILE *out)
 {
@@ -40,8 +44,11 @@ static void usage(FILE *out)
 	      "Options:\n"
 	      "  -o, --output=FILE    write the result (--emit) to FILE instead of stdout\n"
 	      "  -t, --target=TARGET  check the model against TARGET's legality table\n"
+	      "  -S                   compile for the -t target: assembly to -o FILE (and a\n"
+	      "                       manifest to FILE.json)\n"
 	      "      --emit=STAGE     print a stage: ir (the verified graph in model.ir syntax),\n"
-	      "                       legality (each node's decision on the -t target)\n"
+	      "                       legality (each node's decision on the -t target),\n"
+	      "                       loops (the Loop IR), mir (instructions after allocation)\n"
 	      "      --list-ops       list the op table: operands, results, attributes\n"
 	      "      --list-targets   list the targets this build knows\n"
 	      "      --print-legality print the -t target's legality table (no model needed)\n"
@@ -55,9 +62,11 @@ static void usage(FILE *out)
 	      "      --output-dir DIR        write every output not named by --output to DIR/NAME.npy\n"
 	      "      --seed N                seed for generated inputs (default 0)\n"
 	      "      --print                 print a summary and the leading values of each output\n"
-	      "      -t TARGET               (running on a target arrives with the backend)\n"
+	      "      -t TARGET               compile for TARGET, assemble, link and run there\n"
+	      "      --check                 with -t: also run the reference and compare\n"
 	      "\n"
-	      "Exit status: 0 success, 1 invalid input, 2 bad command line, 3 run failure.\n"
+	      "Exit status: 0 success, 1 invalid input, 2 bad command line, 3 run failure,\n"
+	      "4 --check mismatch.\n"
 	      "See gdcc(1) and docs/ir.md.\n",
 	      out);
 }
@@ -143,6 +152,7 @@ static int write_output(const char *path, Writer fn, const void *ctx)
 }
 
 static void write_ir(FILE *out, const void *g) { print_graph(out, g); }
+static void fputs_writer(FILE *out, const void *text) { fputs(text ? text : "", out); }
 
 typedef struct {
 	const Target *t;
@@ -167,6 +177,41 @@ static void write_decisions(FILE *out, const void *ctx)
 	diag_init(&d);
 	legality_check(j->g, j->t, &d, out);
 	diag_free(&d);
+}
+
+typedef struct {
+	const Program *p;
+	uint64_t hash;
+} ProgramJob;
+
+static void write_asm(FILE *out, const void *ctx) { program_emit(out, ((const ProgramJob *)ctx)->p); }
+static void write_manifest(FILE *out, const void *ctx)
+{
+	const ProgramJob *j = ctx;
+	program_manifest(out, j->p, j->hash);
+}
+static void write_mir(FILE *out, const void *ctx) { mfunc_dump(out, ((const ProgramJob *)ctx)->p->f); }
+
+/* The content hash of a compilation: the model as printed (its meaning,
+ * not its formatting), the target's .md, and the compiler's version. */
+static uint64_t content_hash(const Graph *g, const Target *t)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	print_graph(f, g);
+	fprintf(f, "%016llx gdcc %s", (unsigned long long)t->md_hash, PACKAGE_VERSION);
+	fclose(f);
+	uint64_t h = XXH3_64bits(buf, len);
+	free(buf);
+	return h;
+}
+
+static Program *compile(const Graph *g, const Target *t, FILE *loops, Diag *d)
+{
+	if (!legality_check(g, t, d, NULL))
+		return NULL;
+	return codegen(g, t, loops, d);
 }
 
 static void list_targets(void)
@@ -212,16 +257,18 @@ static int cmd_check(int argc, char **argv)
 		{0},
 	};
 	const char *out = NULL, *emit = NULL, *target_name = NULL, *format = NULL;
-	bool print_legality = false;
+	bool print_legality = false, assemble = false;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:t:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:t:hVS", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't': target_name = optarg; break;
+		case 'S': assemble = true; break;
 		case 'e':
-			if (strcmp(optarg, "ir") != 0 && strcmp(optarg, "legality") != 0)
-				return usage_error("unknown --emit stage '%s' (known: ir, legality)", optarg);
+			if (strcmp(optarg, "ir") != 0 && strcmp(optarg, "legality") != 0 && strcmp(optarg, "loops") != 0 &&
+			    strcmp(optarg, "mir") != 0)
+				return usage_error("unknown --emit stage '%s' (known: ir, legality, loops, mir)", optarg);
 			emit = optarg;
 			break;
 		case 'f': format = optarg; break;
@@ -262,17 +309,46 @@ static int cmd_check(int argc, char **argv)
 		return usage_error("no model given%s", "");
 	if (optind + 1 < argc)
 		return usage_error("more than one model given ('%s' too)", argv[optind + 1]);
-	if (out && !emit)
-		return usage_error("-o needs something to write: use --emit=ir%s", "");
-	if (emit && strcmp(emit, "legality") == 0 && !target)
-		return usage_error("--emit=legality needs a target: -t TARGET%s", "");
+	if (out && !emit && !assemble)
+		return usage_error("-o needs something to write: use -S or --emit=STAGE%s", "");
+	if (emit && assemble)
+		return usage_error("-S and --emit=%s: choose one", emit);
+	if (((emit && strcmp(emit, "ir") != 0) || assemble) && !target)
+		return usage_error("this output needs a target: -t TARGET (see --list-targets)%s", "");
 	Diag d;
 	diag_init(&d);
 	Graph *g = load_and_verify(argv[optind], &d);
 	if (!g)
 		return finish(&d, EXIT_INPUT);
 	int rc = 0;
-	if (target && !legality_check(g, target, &d, NULL))
+	if (assemble || (emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0))) {
+		bool loops = emit && strcmp(emit, "loops") == 0;
+		char *lbuf = NULL;
+		size_t llen = 0;
+		FILE *lstream = loops ? open_memstream(&lbuf, &llen) : NULL;
+		Program *p = compile(g, target, lstream, &d);
+		if (lstream)
+			fclose(lstream);
+		if (!p) {
+			rc = EXIT_INPUT;
+		} else {
+			ProgramJob job = {p, content_hash(g, target)};
+			if (assemble) {
+				rc = write_output(out, write_asm, &job);
+				if (rc == 0 && out && strcmp(out, "-") != 0) {
+					char *mpath = xasprintf("%s.json", out);
+					rc = write_output(mpath, write_manifest, &job);
+					free(mpath);
+				}
+			} else if (loops) {
+				rc = write_output(out, fputs_writer, lbuf);
+			} else {
+				rc = write_output(out, write_mir, &job);
+			}
+			program_free(p);
+		}
+		free(lbuf);
+	} else if (target && !legality_check(g, target, &d, NULL))
 		rc = EXIT_INPUT;
 	else if (emit && strcmp(emit, "ir") == 0)
 		rc = write_output(out, write_ir, g);
@@ -282,6 +358,212 @@ static int cmd_check(int argc, char **argv)
 	}
 	graph_free(g);
 	return finish(&d, rc);
+}
+
+/* ---- running compiled code -------------------------------------------------- */
+/* A target's command template with {name} replaced (values shell-quoted). */
+static char *fill_command(const char *tmpl, const char *const *keys, const char *const *vals, int n)
+{
+	size_t cap = 256, len = 0;
+	char *out = xmalloc(cap);
+	for (const char *s = tmpl; *s;) {
+		const char *piece = s;
+		size_t plen = 1;
+		char quoted[4096];
+		if (*s == '{') {
+			for (int i = 0; i < n; i++) {
+				size_t kl = strlen(keys[i]);
+				if (strncmp(s + 1, keys[i], kl) == 0 && s[1 + kl] == '}') {
+					snprintf(quoted, sizeof quoted, "'%s'", vals[i]);
+					piece = quoted;
+					plen = strlen(quoted);
+					s += kl + 1;
+					break;
+				}
+			}
+		}
+		s++;
+		if (len + plen + 1 > cap)
+			out = xrealloc(out, cap = 2 * (len + plen + 1));
+		memcpy(out + len, piece, plen);
+		len += plen;
+	}
+	out[len] = 0;
+	return out;
+}
+
+static const char *runtime_dir(void)
+{
+	const char *env = getenv("GDCC_RUNTIME_DIR");
+	if (env && *env)
+		return env;
+	struct stat st;
+	if (stat(GDCC_RUNTIME_BUILD, &st) == 0)
+		return GDCC_RUNTIME_BUILD;
+	return GDCC_RUNTIME_DIR;
+}
+
+static bool write_raw(const char *path, const Tensor *t)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return false;
+	size_t n = tensor_bytes(t);
+	bool ok = (n == 0 || fwrite(t->data, 1, n, f) == n);
+	return (fclose(f) == 0) && ok;
+}
+
+static bool read_raw(const char *path, Tensor *t)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	size_t n = tensor_bytes(t);
+	bool ok = (n == 0 || fread(t->data, 1, n, f) == n);
+	fclose(f);
+	return ok;
+}
+
+/* Compile g for t, link it with the run harness, run it on inputs; fills
+ * outputs.  Returns 0 or an exit status, after reporting into d. */
+static int run_on_target(const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d)
+{
+	Program *p = compile(g, t, NULL, d);
+	if (!p)
+		return EXIT_INPUT;
+	const ParamInfo *link = target_param(t, "link"), *run = target_param(t, "run"), *harness = target_param(t, "harness");
+	if (!link || !link->str || !run || !run->str || !harness || !harness->str) {
+		diag_error(d, loc_at(NULL, 0, 0), "%s: the .md does not say how to link and run a program (params link, run, harness)",
+			   t->name);
+		program_free(p);
+		return EXIT_RUN;
+	}
+	char dir[] = "/tmp/gdcc-run-XXXXXX";
+	if (!mkdtemp(dir)) {
+		diag_error(d, loc_at(NULL, 0, 0), "cannot create a temporary folder: %s", strerror(errno));
+		program_free(p);
+		return EXIT_RUN;
+	}
+	int rc = 0;
+	char *asm_path = xasprintf("%s/model.s", dir), *prog = xasprintf("%s/model", dir);
+	char *harness_path = xasprintf("%s/%s", runtime_dir(), harness->str);
+	char **files = xcalloc((size_t)(g->ninputs + g->noutputs), sizeof *files);
+	ProgramJob job = {p, 0};
+	FILE *af = fopen(asm_path, "w");
+	if (!af) {
+		diag_error(d, loc_at(asm_path, 0, 0), "cannot create: %s", strerror(errno));
+		rc = EXIT_RUN;
+		goto out;
+	}
+	write_asm(af, &job);
+	if (fclose(af) != 0) {
+		diag_error(d, loc_at(asm_path, 0, 0), "cannot write: %s", strerror(errno));
+		rc = EXIT_RUN;
+		goto out;
+	}
+	{
+		const char *keys[] = {"out", "in", "harness"}, *vals[] = {prog, asm_path, harness_path};
+		char *cmd = fill_command(link->str, keys, vals, 3);
+		char *full = xasprintf("%s 2>'%s/link.log'", cmd, dir);
+		int st = system(full);
+		if (st != 0) {
+			char *log = xasprintf("%s/link.log", dir);
+			size_t len;
+			char *text = read_file(log, &len);
+			diag_error(d, loc_at(NULL, 0, 0), "%s: assembling and linking failed (%s):\n%s", t->name, cmd,
+				   text ? text : "");
+			free(text);
+			free(log);
+			rc = EXIT_RUN;
+		}
+		free(full);
+		free(cmd);
+		if (rc)
+			goto out;
+	}
+	{
+		size_t cap = 1024, len = 0;
+		char *args = xmalloc(cap);
+		args[0] = 0;
+		for (int i = 0; i < g->ninputs + g->noutputs; i++) {
+			bool in = i < g->ninputs;
+			files[i] = xasprintf("%s/%s%d.bin", dir, in ? "in" : "out", in ? i : i - g->ninputs);
+			const Value *v = in ? g->inputs[i] : g->outputs[i - g->ninputs];
+			if (in && !write_raw(files[i], inputs[i])) {
+				diag_error(d, loc_at(files[i], 0, 0), "cannot write: %s", strerror(errno));
+				rc = EXIT_RUN;
+			}
+			char *a = xasprintf(" '%c:%s:%lld'", in ? 'i' : 'o', files[i],
+					    (long long)(shape_numel(&v->type.shape) * (int64_t)dtype_size(v->type.dtype)));
+			if (len + strlen(a) + 64 > cap)
+				args = xrealloc(args, cap = 2 * (len + strlen(a) + 64));
+			strcpy(args + len, a);
+			len += strlen(a);
+			free(a);
+		}
+		snprintf(args + len, cap - len, " 'w:%lld'", (long long)p->workspace_bytes);
+		const char *keys[] = {"prog"}, *vals[] = {prog};
+		char *cmd = fill_command(run->str, keys, vals, 1);
+		char *full = xasprintf("%s%s", cmd, args);
+		int st = rc ? 0 : system(full);
+		if (st != 0) {
+			diag_error(d, loc_at(NULL, 0, 0), "%s: the compiled model failed (%s, status %d)", t->name, cmd,
+				   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+			rc = EXIT_RUN;
+		}
+		free(cmd);
+		free(full);
+		free(args);
+	}
+	for (int i = 0; rc == 0 && i < g->noutputs; i++) {
+		const Value *v = g->outputs[i];
+		outputs[i] = tensor_new(v->type.dtype, &v->type.shape);
+		if (!read_raw(files[g->ninputs + i], outputs[i])) {
+			diag_error(d, loc_at(files[g->ninputs + i], 0, 0), "cannot read the output");
+			rc = EXIT_RUN;
+		}
+	}
+out:
+	for (int i = 0; i < g->ninputs + g->noutputs; i++) {
+		if (files[i])
+			remove(files[i]);
+		free(files[i]);
+	}
+	free(files);
+	remove(asm_path);
+	remove(prog);
+	char *log = xasprintf("%s/link.log", dir);
+	remove(log);
+	free(log);
+	rmdir(dir);
+	free(asm_path);
+	free(prog);
+	free(harness_path);
+	program_free(p);
+	return rc;
+}
+
+/* |got - want| <= atol + rtol |want| elementwise (docs/backend.md). */
+enum { CHECK_ULP_NOTE = 0 };
+static const double check_rtol = 1e-4, check_atol = 1e-5;
+
+static bool compare(const char *name, const Tensor *got, const Tensor *want)
+{
+	double max_abs = 0, max_rel = 0;
+	int64_t bad = 0, n = tensor_numel(want);
+	for (int64_t i = 0; i < n; i++) {
+		double g = tensor_get_f(got, i), w = tensor_get_f(want, i);
+		double err = fabs(g - w);
+		if (isnan(g) != isnan(w) || (!isnan(w) && !(err <= check_atol + check_rtol * fabs(w))))
+			bad++;
+		if (err > max_abs)
+			max_abs = err;
+		if (w != 0 && err / fabs(w) > max_rel)
+			max_rel = err / fabs(w);
+	}
+	printf("%s: max abs error %.3g, max rel error %.3g, %lld of %lld outside atol %g + rtol %g: %s\n", name, max_abs,
+	       max_rel, (long long)bad, (long long)n, check_atol, check_rtol, bad ? "MISMATCH" : "ok");
+	return bad == 0;
 }
 
 /* ---- gdcc run ------------------------------------------------------------ */
@@ -330,9 +612,11 @@ static int cmd_run(int argc, char **argv)
 		{"seed", required_argument, NULL, 's'},
 		{"print", no_argument, NULL, 'p'},
 		{"target", required_argument, NULL, 't'},
+		{"check", no_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
+	bool check = false;
 	Binding ins[64], outs[64];
 	int nins = 0, nouts = 0, rc = 0;
 	const char *outdir = NULL, *target = NULL;
@@ -370,6 +654,7 @@ static int cmd_run(int argc, char **argv)
 			break;
 		}
 		case 'p': print = true; break;
+		case 'c': check = true; break;
 		case 't': target = optarg; break;
 		case 'h': usage(stdout); goto done;
 		case ':': rc = usage_error("option '%s' needs an argument", argv[optind - 1]); goto done;
@@ -384,12 +669,13 @@ static int cmd_run(int argc, char **argv)
 		rc = usage_error("run: more than one model given ('%s' too)", argv[optind + 1]);
 		goto done;
 	}
-	if (target) {
-		if (!target_lookup(target))
-			rc = unknown_target(target);
-		else
-			rc = usage_error("run -t %s: running on a target arrives with the backend; "
-					 "'gdcc -t TARGET MODEL' checks legality", target);
+	const Target *tgt = NULL;
+	if (target && !(tgt = target_lookup(target))) {
+		rc = unknown_target(target);
+		goto done;
+	}
+	if (check && !tgt) {
+		rc = usage_error("--check compares a target's results with the reference: give -t TARGET%s", "");
 		goto done;
 	}
 	Diag d;
@@ -461,12 +747,33 @@ static int cmd_run(int argc, char **argv)
 			inputs[k] = tensor_new(v->type.dtype, &v->type.shape);
 			fill_random_input(inputs[k], rng_derive(seed, (uint64_t)k));
 		}
-	if (!interp_run(g, inputs, outputs, &d)) {
+	if (tgt) {
+		int st = run_on_target(g, tgt, inputs, outputs, &d);
+		if (st) {
+			rc = st;
+			goto out;
+		}
+		if (check) {
+			Tensor **ref = xcalloc(g->noutputs, sizeof *ref);
+			if (!interp_run(g, inputs, ref, &d)) {
+				rc = EXIT_RUN;
+			} else {
+				for (int k = 0; k < g->noutputs; k++)
+					if (!compare(g->outputs[k]->name, outputs[k], ref[k]))
+						rc = EXIT_MISMATCH;
+			}
+			for (int k = 0; k < g->noutputs; k++)
+				tensor_free(ref[k]);
+			free(ref);
+			if (rc)
+				goto out;
+		}
+	} else if (!interp_run(g, inputs, outputs, &d)) {
 		rc = EXIT_RUN;
 		goto out;
 	}
 	for (int k = 0; k < g->noutputs; k++) {
-		if (print || (!outfile[k] && !outdir && nouts == 0))
+		if (print || (!outfile[k] && !outdir && nouts == 0 && !check))
 			print_summary(g->outputs[k], outputs[k]);
 		char *err = NULL;
 		if (outfile[k] && !npy_write(outfile[k], outputs[k], &err)) {

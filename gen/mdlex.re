@@ -20,6 +20,30 @@ static void set_loc(MdParser *p, MDLTYPE *l)
 	l->last_column = (int)(p->cur - p->line_start);
 }
 
+/* Strings know \n, \t, \\ and \" (multi-line assembly templates). */
+static char *unescape(MdParser *p, const char *s, const char *e)
+{
+	char *out = xmalloc((size_t)(e - s) + 1), *o = out;
+	for (; s < e; s++) {
+		if (*s != '\\') {
+			*o++ = *s;
+			continue;
+		}
+		s++;
+		switch (*s) {
+		case 'n': *o++ = '\n'; break;
+		case 't': *o++ = '\t'; break;
+		case '\\': *o++ = '\\'; break;
+		case '"': *o++ = '"'; break;
+		default:
+			diag_error(p->d, here(p, s - 1), "unknown escape sequence '\\%c' in a string", *s);
+			*o++ = *s;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
 static int keyword(const char *s, size_t n)
 {
 	static const struct {
@@ -131,15 +155,15 @@ int mdlex(MDSTYPE *lval, MDLTYPE *lloc, MdParser *p)
 			lval->s = xstrndup(p->tok + 1, (size_t)(p->cur - p->tok - 1));
 			return VAR;
 		}
-		"\"" [^"\n\x00]* "\"" {
+		"\"" ([^"\\\n\x00] | "\\" [^\n\x00])* "\"" {
 			set_loc(p, lloc);
-			lval->s = xstrndup(p->tok + 1, (size_t)(p->cur - p->tok - 2));
+			lval->s = unescape(p, p->tok + 1, p->cur - 1);
 			return STRING;
 		}
-		"\"" [^"\n\x00]* {
+		"\"" ([^"\\\n\x00] | "\\" [^\n\x00])* {
 			diag_error(p->d, here(p, p->tok), "unterminated string");
 			set_loc(p, lloc);
-			lval->s = xstrndup(p->tok + 1, (size_t)(p->cur - p->tok - 1));
+			lval->s = unescape(p, p->tok + 1, p->cur);
 			return STRING;
 		}
 		* {

@@ -1,0 +1,42 @@
+/* Code generation for one target: a verified graph becomes one function
+ * `void gdcc_entry(void **args)` (args: the inputs, the outputs, then the
+ * workspace), through loop nests (the Loop IR, checked for in-bounds
+ * accesses), selection trees, instruction selection, register allocation
+ * and emission from the target's templates. */
+#ifndef GDCC_CODEGEN_H
+#define GDCC_CODEGEN_H
+
+#include <stdio.h>
+
+#include "ir.h"
+#include "mir.h"
+#include "target.h"
+
+typedef struct {
+	char *sym;
+	Tensor *data;
+} DataItem;
+
+typedef struct {
+	const Target *t;
+	const Graph *g;
+	MFunc *f;
+	DataItem *data;
+	int ndata, capdata;
+	int64_t workspace_bytes;
+	int nargs;            /* inputs + outputs + 1 (the workspace) */
+	FILE *loops;          /* --emit=loops: the Loop IR as it is built */
+	int nkernels;
+} Program;
+
+/* Compile g for t; NULL after errors (an op not lowered yet for the target
+ * is an error naming op, dtype and target).  `loops`, if given, receives a
+ * dump of the loop nests. */
+Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d);
+void program_free(Program *p);
+/* The whole assembly file. */
+void program_emit(FILE *out, const Program *p);
+/* The manifest (JSON): entry, arguments, dtypes, shapes, workspace, hash. */
+void program_manifest(FILE *out, const Program *p, uint64_t model_hash);
+
+#endif

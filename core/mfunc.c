@@ -1,0 +1,179 @@
+/* MFunc: virtual registers, selection-tree construction and a dump. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mir.h"
+#include "util.h"
+
+#define GROW(arr, n, cap)                                                  \
+	do {                                                               \
+		if ((n) == (cap)) {                                        \
+			(cap) = (cap) ? 2 * (cap) : 64;                    \
+			(arr) = xrealloc((arr), (size_t)(cap) * sizeof *(arr)); \
+		}                                                          \
+	} while (0)
+
+MFunc *mfunc_new(const Target *t, const char *name)
+{
+	MFunc *f = xcalloc(1, sizeof *f);
+	f->t = t;
+	f->name = name;
+	f->sp = -1;
+	return f;
+}
+
+void mfunc_free(MFunc *f)
+{
+	if (!f)
+		return;
+	for (int i = 0; i < f->nnodes; i++) {
+		free(f->nodes[i]->cost);
+		free(f->nodes[i]->rule);
+		free(f->nodes[i]);
+	}
+	free(f->nodes);
+	free(f->vregs);
+	free(f->stmts);
+	free(f->insts);
+	free(f->forms);
+	free(f);
+}
+
+int target_root_class(const Target *t, int cls)
+{
+	return t->regclasses[cls].alias_of >= 0 ? t->regclasses[cls].alias_of : cls;
+}
+
+int target_class_for(const Target *t, Sort s)
+{
+	for (int i = 0; i < t->nregclasses; i++)
+		if (t->regclasses[i].sort == s && t->regclasses[i].alias_of < 0)
+			return i;
+	for (int i = 0; i < t->nregclasses; i++)
+		if (t->regclasses[i].sort == s)
+			return i;
+	return -1;
+}
+
+int mfunc_vreg(MFunc *f, int cls)
+{
+	GROW(f->vregs, f->nvregs, f->capvregs);
+	f->vregs[f->nvregs] = (VReg){cls, -1, -1, -1, false};
+	return f->nvregs++;
+}
+
+static BursNode *node(MFunc *f, int op)
+{
+	BursNode *n = xcalloc(1, sizeof *n);
+	n->op = op;
+	n->vreg = -1;
+	n->form = -1;
+	GROW(f->nodes, f->nnodes, f->capnodes);
+	f->nodes[f->nnodes++] = n;
+	return n;
+}
+
+BursNode *sel_reg(MFunc *f, int vreg)
+{
+	Sort s = f->t->regclasses[f->vregs[vreg].cls].sort;
+	BursNode *n = node(f, sel_reg_leaf(s));
+	n->vreg = vreg;
+	return n;
+}
+
+BursNode *sel_consti(MFunc *f, int64_t v)
+{
+	BursNode *n = node(f, SEL_CONST_I);
+	n->ival = v;
+	return n;
+}
+
+BursNode *sel_constf(MFunc *f, double v)
+{
+	BursNode *n = node(f, SEL_CONST_F);
+	n->fval = v;
+	return n;
+}
+
+BursNode *sel_sym(MFunc *f, const char *sym)
+{
+	BursNode *n = node(f, SEL_ADDR_SYM);
+	n->sym = sym;
+	return n;
+}
+
+BursNode *sel_op(MFunc *f, SelOp op, BursNode *a, BursNode *b, BursNode *c)
+{
+	BursNode *n = node(f, op);
+	n->kid[0] = a;
+	n->kid[1] = b;
+	n->kid[2] = c;
+	return n;
+}
+
+static void stmt(MFunc *f, BursNode *tree, int dest, int label)
+{
+	GROW(f->stmts, f->nstmts, f->capstmts);
+	f->stmts[f->nstmts++] = (SelStmt){tree, dest, label};
+}
+
+void sel_assign(MFunc *f, int dest, BursNode *tree) { stmt(f, tree, dest, -1); }
+void sel_effect(MFunc *f, BursNode *tree) { stmt(f, tree, -1, -1); }
+int sel_new_label(MFunc *f) { return f->nlabels++; }
+void sel_label(MFunc *f, int label) { stmt(f, NULL, -1, label); }
+void sel_branch(MFunc *f, BursNode *tree, int label) { stmt(f, tree, -1, label); }
+
+static void dump_opnd(FILE *o, const MFunc *f, const Opnd *op)
+{
+	switch (op->kind) {
+	case OPND_REG: fprintf(o, "%%v%d", op->vreg); break;
+	case OPND_IMM: fprintf(o, "%lld", (long long)op->imm); break;
+	case OPND_FIMM: fprintf(o, "%g", op->fimm); break;
+	case OPND_SYM: fprintf(o, "%s", op->sym); break;
+	case OPND_FORM: {
+		const FormInst *fi = &f->forms[op->form];
+		fprintf(o, "%s[", f->t->rules[fi->rule].name);
+		for (int i = 0; i < f->t->rules[fi->rule].nops; i++) {
+			fputs(i ? ", " : "", o);
+			dump_opnd(o, f, &fi->ops[i]);
+		}
+		fputc(']', o);
+		break;
+	}
+	case OPND_NONE: break;
+	}
+}
+
+void mfunc_dump(FILE *o, const MFunc *f)
+{
+	fprintf(o, "function %s (%d vregs, frame %d bytes)\n", f->name, f->nvregs, f->frame_bytes);
+	for (int i = 0; i < f->ninsts; i++) {
+		const MInst *mi = &f->insts[i];
+		if (mi->kind == MI_LABEL) {
+			fprintf(o, ".L%d:\n", mi->label);
+			continue;
+		}
+		fputs("  ", o);
+		if (mi->def >= 0) {
+			fprintf(o, "%%v%d", mi->def);
+			if (f->vregs[mi->def].phys >= 0) {
+				const RegClassInfo *rc = &f->t->regclasses[f->vregs[mi->def].cls];
+				fprintf(o, "(%s)", rc->regs[f->vregs[mi->def].phys]);
+			}
+			fputs(" = ", o);
+		}
+		if (mi->kind == MI_MOVE) {
+			fprintf(o, "move %%v%d\n", mi->use);
+			continue;
+		}
+		const RuleInfo *r = &f->t->rules[mi->rule];
+		fprintf(o, "%s", r->name);
+		for (int k = 0; k < r->nops; k++) {
+			fputs(k ? ", " : " ", o);
+			dump_opnd(o, f, &mi->ops[k]);
+		}
+		if (mi->label >= 0)
+			fprintf(o, " -> .L%d", mi->label);
+		fputc('\n', o);
+	}
+}

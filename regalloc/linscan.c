@@ -1,0 +1,446 @@
+/* Register allocation: liveness over the blocks, one live interval per
+ * virtual register, linear scan (Poletto & Sarkar) over each physical
+ * register pool (a class and the classes that alias it), spilling the
+ * interval that ends last.  Spill code is selected from the target's own
+ * load and store patterns on a stack-pointer address, then the scan runs
+ * again.  Finally the frame: callee-saved registers the code uses, spill
+ * slots, and the stack adjustment, also through the target's patterns. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mir.h"
+#include "util.h"
+
+typedef struct {
+	int start, end;
+} Interval;
+
+static int root_op_of_rule(const Target *t, int rule)
+{
+	for (int i = 0; i < t->grammar.nrules; i++)
+		if (t->grammar.rules[i].origin == rule && t->grammar.rules[i].emits)
+			return t->grammar.rules[i].op;
+	return -1;
+}
+
+/* Calls fn for every virtual register an instruction reads. */
+static void form_uses(const MFunc *f, const Opnd *op, int *out, int *n)
+{
+	if (op->kind == OPND_REG)
+		out[(*n)++] = op->vreg;
+	else if (op->kind == OPND_FORM)
+		for (int k = 0; k < f->t->rules[f->forms[op->form].rule].nops; k++)
+			form_uses(f, &f->forms[op->form].ops[k], out, n);
+}
+
+static int uses_of(const MFunc *f, const MInst *mi, int *out)
+{
+	int n = 0;
+	if (mi->kind == MI_MOVE)
+		out[n++] = mi->use;
+	else if (mi->kind == MI_RULE)
+		for (int k = 0; k < f->t->rules[mi->rule].nops; k++)
+			form_uses(f, &mi->ops[k], out, &n);
+	return n;
+}
+
+typedef struct {
+	int first, last;   /* instruction range */
+	int succ[2], nsucc;
+} Block;
+
+static int build_blocks(const MFunc *f, Block **out)
+{
+	int cap = 16, n = 0;
+	Block *b = xmalloc(cap * sizeof *b);
+	int *label_block = xmalloc((f->nlabels + 1) * sizeof *label_block);
+	for (int i = 0; i < f->nlabels; i++)
+		label_block[i] = -1;
+	int start = 0;
+	for (int i = 0; i <= f->ninsts; i++) {
+		bool end_here = i == f->ninsts;
+		if (!end_here && f->insts[i].kind == MI_LABEL && i > start)
+			end_here = true;
+		if (end_here && i > start) {
+			if (n == cap)
+				b = xrealloc(b, (cap *= 2) * sizeof *b);
+			b[n++] = (Block){start, i - 1, {-1, -1}, 0};
+			start = i;
+		}
+		if (i < f->ninsts) {
+			const MInst *mi = &f->insts[i];
+			bool branch = mi->kind == MI_RULE && (mi->label >= 0 || root_op_of_rule(f->t, mi->rule) == SEL_RET);
+			if (branch) {
+				if (n == cap)
+					b = xrealloc(b, (cap *= 2) * sizeof *b);
+				b[n++] = (Block){start, i, {-1, -1}, 0};
+				start = i + 1;
+			}
+		}
+	}
+	for (int k = 0; k < n; k++)
+		if (f->insts[b[k].first].kind == MI_LABEL)
+			label_block[f->insts[b[k].first].label] = k;
+	for (int k = 0; k < n; k++) {
+		const MInst *last = &f->insts[b[k].last];
+		int op = last->kind == MI_RULE ? root_op_of_rule(f->t, last->rule) : -1;
+		if (op == SEL_RET)
+			continue;
+		if (last->kind == MI_RULE && last->label >= 0)
+			b[k].succ[b[k].nsucc++] = label_block[last->label];
+		if (op != SEL_JUMP && k + 1 < n)
+			b[k].succ[b[k].nsucc++] = k + 1;
+	}
+	free(label_block);
+	*out = b;
+	return n;
+}
+
+/* Liveness by iterative dataflow over bitsets, then one interval each. */
+static void intervals(const MFunc *f, Interval *iv)
+{
+	for (int v = 0; v < f->nvregs; v++)
+		iv[v] = (Interval){-1, -1};
+	Block *b;
+	int nb = build_blocks(f, &b);
+	size_t words = ((size_t)f->nvregs + 63) / 64;
+	uint64_t *in = xcalloc((size_t)nb * words, 8), *out = xcalloc((size_t)nb * words, 8);
+	uint64_t *use = xcalloc((size_t)nb * words, 8), *def = xcalloc((size_t)nb * words, 8);
+	int tmp[64];
+	for (int k = 0; k < nb; k++)
+		for (int i = b[k].first; i <= b[k].last; i++) {
+			int nu = uses_of(f, &f->insts[i], tmp);
+			for (int j = 0; j < nu; j++)
+				if (!(def[k * words + tmp[j] / 64] >> (tmp[j] % 64) & 1))
+					use[k * words + tmp[j] / 64] |= 1ull << (tmp[j] % 64);
+			int dv = f->insts[i].def;
+			if (dv >= 0)
+				def[k * words + dv / 64] |= 1ull << (dv % 64);
+		}
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (int k = nb - 1; k >= 0; k--) {
+			for (size_t w = 0; w < words; w++) {
+				uint64_t o = 0;
+				for (int s = 0; s < b[k].nsucc; s++)
+					if (b[k].succ[s] >= 0)
+						o |= in[b[k].succ[s] * words + w];
+				uint64_t i2 = use[k * words + w] | (o & ~def[k * words + w]);
+				if (o != out[k * words + w] || i2 != in[k * words + w])
+					changed = true;
+				out[k * words + w] = o;
+				in[k * words + w] = i2;
+			}
+		}
+	}
+#define TOUCH(v, p)                                          \
+	do {                                                 \
+		if (iv[v].start < 0 || (p) < iv[v].start)    \
+			iv[v].start = (p);                   \
+		if ((p) > iv[v].end)                         \
+			iv[v].end = (p);                     \
+	} while (0)
+	for (int k = 0; k < nb; k++) {
+		for (int v = 0; v < f->nvregs; v++) {
+			if (in[k * words + v / 64] >> (v % 64) & 1)
+				TOUCH(v, 2 * b[k].first);
+			if (out[k * words + v / 64] >> (v % 64) & 1)
+				TOUCH(v, 2 * b[k].last + 1);
+		}
+		for (int i = b[k].first; i <= b[k].last; i++) {
+			int nu = uses_of(f, &f->insts[i], tmp);
+			for (int j = 0; j < nu; j++)
+				TOUCH(tmp[j], 2 * i);
+			if (f->insts[i].def >= 0)
+				TOUCH(f->insts[i].def, 2 * i + 1);
+		}
+	}
+#undef TOUCH
+	free(in);
+	free(out);
+	free(use);
+	free(def);
+	free(b);
+}
+
+static Interval *sort_iv;
+static int by_start(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	if (sort_iv[x].start != sort_iv[y].start)
+		return sort_iv[x].start - sort_iv[y].start;
+	return x - y;
+}
+
+/* One scan; returns the number of registers spilled. */
+static int scan(MFunc *f, Interval *iv)
+{
+	const Target *t = f->t;
+	int *order = xmalloc((size_t)f->nvregs * sizeof *order), n = 0;
+	for (int v = 0; v < f->nvregs; v++) {
+		f->vregs[v].phys = f->vregs[v].preg;
+		if (iv[v].start >= 0 && f->vregs[v].preg < 0 && f->vregs[v].slot < 0)
+			order[n++] = v;
+	}
+	sort_iv = iv;
+	qsort(order, (size_t)n, sizeof *order, by_start);
+	int *active = xmalloc((size_t)(f->nvregs + 1) * sizeof *active), nact = 0, spills = 0;
+	for (int oi = 0; oi < n; oi++) {
+		int v = order[oi];
+		int root = target_root_class(t, f->vregs[v].cls);
+		const RegClassInfo *rc = &t->regclasses[root];
+		/* expire */
+		int k = 0;
+		for (int a = 0; a < nact; a++)
+			if (iv[active[a]].end >= iv[v].start)
+				active[k++] = active[a];
+		nact = k;
+		bool *busy = xcalloc((size_t)rc->nregs, 1);
+		for (int a = 0; a < nact; a++)
+			if (target_root_class(t, f->vregs[active[a]].cls) == root)
+				busy[f->vregs[active[a]].phys] = true;
+		for (int w = 0; w < f->nvregs; w++) /* fixed registers alive here */
+			if (f->vregs[w].preg >= 0 && target_root_class(t, f->vregs[w].cls) == root && iv[w].start >= 0 &&
+			    iv[w].start <= iv[v].end && iv[w].end >= iv[v].start)
+				busy[f->vregs[w].preg] = true;
+		int pick = -1;
+		for (int pass = 0; pass < 2 && pick < 0; pass++) /* caller-saved first */
+			for (int r = 0; r < rc->nregs && pick < 0; r++)
+				if (!busy[r] && !rc->reserved[r] && rc->callee_saved[r] == (pass == 1))
+					pick = r;
+		free(busy);
+		if (pick >= 0) {
+			f->vregs[v].phys = pick;
+			active[nact++] = v;
+			continue;
+		}
+		/* spill the interval of this pool that ends last */
+		int victim = f->vregs[v].no_spill ? -1 : v;
+		for (int a = 0; a < nact; a++) {
+			int w = active[a];
+			if (target_root_class(t, f->vregs[w].cls) != root || f->vregs[w].no_spill)
+				continue;
+			if (victim < 0 || iv[w].end > iv[victim].end)
+				victim = w;
+		}
+		if (victim < 0) {
+			spills = -1; /* nothing can give way */
+			break;
+		}
+		spills++;
+		f->vregs[victim].slot = -2; /* marked: gets a slot in the rewrite */
+		if (victim != v) {
+			f->vregs[v].phys = f->vregs[victim].phys;
+			f->vregs[victim].phys = -1;
+			for (int a = 0; a < nact; a++)
+				if (active[a] == victim)
+					active[a] = v;
+		}
+	}
+	free(order);
+	free(active);
+	return spills;
+}
+
+static SelOp load_op(Sort s)
+{
+	return s == SORT_I ? SEL_LOAD_I : s == SORT_F ? SEL_LOAD_F : s == SORT_V ? SEL_LOAD_V : SEL_COUNT;
+}
+
+static SelOp store_op(Sort s)
+{
+	return s == SORT_I ? SEL_STORE_I : s == SORT_F ? SEL_STORE_F : s == SORT_V ? SEL_STORE_V : SEL_COUNT;
+}
+
+static BursNode *slot_addr(MFunc *f, int off)
+{
+	return sel_op(f, SEL_ADD_I, sel_reg(f, f->sp), sel_consti(f, off), NULL);
+}
+
+static void replace_in_opnd(MFunc *f, Opnd *op, int from, int to)
+{
+	if (op->kind == OPND_REG && op->vreg == from)
+		op->vreg = to;
+	else if (op->kind == OPND_FORM)
+		for (int k = 0; k < f->t->rules[f->forms[op->form].rule].nops; k++)
+			replace_in_opnd(f, &f->forms[op->form].ops[k], from, to);
+}
+
+/* Give marked registers slots; reload before each use, store after each def. */
+static bool rewrite_spills(MFunc *f, Diag *d)
+{
+	const Target *t = f->t;
+	for (int v = 0; v < f->nvregs; v++) {
+		if (f->vregs[v].slot != -2)
+			continue;
+		const RegClassInfo *rc = &t->regclasses[f->vregs[v].cls];
+		int bytes = rc->width / 8;
+		f->frame_bytes = (f->frame_bytes + bytes - 1) / bytes * bytes;
+		f->vregs[v].slot = f->frame_bytes;
+		f->frame_bytes += bytes;
+		if (load_op(rc->sort) == SEL_COUNT) {
+			diag_error(d, loc_at(NULL, 0, 0), "%s: out of %s registers and values of sort %s cannot be spilled",
+				   f->name, rc->name, sort_name(rc->sort));
+			return false;
+		}
+	}
+	for (int i = 0; i < f->ninsts; i++) {
+		MInst *mi = &f->insts[i];
+		int tmp[64];
+		int nu = uses_of(f, mi, tmp);
+		int def_reload = -1; /* a tied (read and written) spilled register keeps one temporary */
+		for (int j = 0; j < nu; j++) {
+			int v = tmp[j];
+			if (f->vregs[v].slot < 0 || f->vregs[v].preg >= 0)
+				continue;
+			bool seen = false;
+			for (int q = 0; q < j; q++)
+				seen |= tmp[q] == v;
+			if (seen)
+				continue;
+			int r = mfunc_vreg(f, f->vregs[v].cls);
+			f->vregs[r].no_spill = true;
+			Sort s = t->regclasses[f->vregs[v].cls].sort;
+			int added = isel_insert(f, i, sel_op(f, load_op(s), slot_addr(f, f->vregs[v].slot), NULL, NULL), r, d);
+			if (added < 0)
+				return false;
+			i += added;
+			mi = &f->insts[i];
+			if (mi->kind == MI_MOVE && mi->use == v)
+				mi->use = r;
+			if (mi->kind == MI_RULE)
+				for (int k = 0; k < f->t->rules[mi->rule].nops; k++)
+					replace_in_opnd(f, &mi->ops[k], v, r);
+			if (mi->def == v)
+				def_reload = r;
+		}
+		int dv = mi->def;
+		if (dv >= 0 && f->vregs[dv].slot >= 0 && f->vregs[dv].preg < 0) {
+			int r = def_reload;
+			if (r < 0) {
+				r = mfunc_vreg(f, f->vregs[dv].cls);
+				f->vregs[r].no_spill = true;
+			}
+			mi->def = r;
+			/* a tied use of the same register (two-address) is the new one */
+			Sort s = t->regclasses[f->vregs[dv].cls].sort;
+			int added = isel_insert(f, i + 1,
+						sel_op(f, store_op(s), slot_addr(f, f->vregs[dv].slot), sel_reg(f, r), NULL),
+						-1, d);
+			if (added < 0)
+				return false;
+			i += added;
+		}
+	}
+	return true;
+}
+
+/* Tied two-address instructions read and write the same vreg; when that
+ * vreg was spilled, the reload and the def are separate temporaries.  Join
+ * them: the def's temporary takes the reload's register by a move. */
+static void fix_tied(MFunc *f)
+{
+	(void)f; /* the move inserted by isel before a tied instruction keeps
+		  * def and use distinct vregs, so nothing to do */
+}
+
+bool regalloc_function(MFunc *f, Diag *d)
+{
+	const Target *t = f->t;
+	/* the stack pointer */
+	if (f->sp < 0) {
+		for (int c = 0; c < t->nregclasses && f->sp < 0; c++)
+			for (int r = 0; r < t->regclasses[c].nregs; r++)
+				if (t->abi.stack_pointer && strcmp(t->regclasses[c].regs[r], t->abi.stack_pointer) == 0) {
+					f->sp = mfunc_vreg(f, c);
+					f->vregs[f->sp].preg = r;
+					break;
+				}
+		if (f->sp < 0) {
+			diag_error(d, loc_at(NULL, 0, 0), "%s: the target's abi names no stack_pointer", t->name);
+			return false;
+		}
+	}
+	for (int round = 0;; round++) {
+		Interval *iv = xmalloc((size_t)f->nvregs * sizeof *iv);
+		intervals(f, iv);
+		int spills = scan(f, iv);
+		free(iv);
+		if (spills == 0)
+			break;
+		if (spills < 0 || round > 20) {
+			diag_error(d, loc_at(NULL, 0, 0), "%s: register allocation failed: too many values live at once", f->name);
+			return false;
+		}
+		if (!rewrite_spills(f, d))
+			return false;
+	}
+	fix_tied(f);
+	/* callee-saved registers the code uses */
+	int saved[64], nsaved = 0;
+	for (int v = 0; v < f->nvregs && nsaved < 64; v++) {
+		if (f->vregs[v].phys < 0 || f->vregs[v].preg >= 0)
+			continue;
+		int root = target_root_class(t, f->vregs[v].cls);
+		const RegClassInfo *rc = &t->regclasses[root];
+		if (!rc->callee_saved[f->vregs[v].phys])
+			continue;
+		bool dup = false;
+		for (int k = 0; k < nsaved; k++)
+			dup |= f->vregs[saved[k]].cls == root && f->vregs[saved[k]].preg == f->vregs[v].phys;
+		if (dup)
+			continue;
+		int s = mfunc_vreg(f, root);
+		f->vregs[s].preg = f->vregs[s].phys = f->vregs[v].phys;
+		saved[nsaved++] = s;
+	}
+	int save_off[64];
+	for (int k = 0; k < nsaved; k++) {
+		int bytes = t->regclasses[f->vregs[saved[k]].cls].width / 8;
+		f->frame_bytes = (f->frame_bytes + bytes - 1) / bytes * bytes;
+		save_off[k] = f->frame_bytes;
+		f->frame_bytes += bytes;
+	}
+	int align = t->abi.stack_align > 0 ? t->abi.stack_align : 16;
+	int frame = (f->frame_bytes + align - 1) / align * align;
+	f->frame_bytes = frame;
+	if (frame == 0)
+		return true;
+	f->vregs[f->sp].phys = f->vregs[f->sp].preg;
+	/* prologue */
+	int at = 0;
+	int added = isel_insert(f, at, sel_op(f, SEL_SUB_I, sel_reg(f, f->sp), sel_consti(f, frame), NULL), f->sp, d);
+	if (added < 0)
+		return false;
+	at += added;
+	for (int k = 0; k < nsaved; k++) {
+		Sort s = t->regclasses[f->vregs[saved[k]].cls].sort;
+		added = isel_insert(f, at, sel_op(f, store_op(s), slot_addr(f, save_off[k]), sel_reg(f, saved[k]), NULL), -1, d);
+		if (added < 0)
+			return false;
+		at += added;
+	}
+	/* epilogue before every return */
+	for (int i = at; i < f->ninsts; i++) {
+		const MInst *mi = &f->insts[i];
+		if (mi->kind != MI_RULE || root_op_of_rule(t, mi->rule) != SEL_RET)
+			continue;
+		int n = 0;
+		for (int k = 0; k < nsaved; k++) {
+			Sort s = t->regclasses[f->vregs[saved[k]].cls].sort;
+			added = isel_insert(f, i + n, sel_op(f, load_op(s), slot_addr(f, save_off[k]), NULL, NULL), saved[k], d);
+			if (added < 0)
+				return false;
+			n += added;
+		}
+		added = isel_insert(f, i + n, sel_op(f, SEL_ADD_I, sel_reg(f, f->sp), sel_consti(f, frame), NULL), f->sp, d);
+		if (added < 0)
+			return false;
+		i += n + added;
+	}
+	/* the registers the frame code introduced are all fixed */
+	for (int v = 0; v < f->nvregs; v++)
+		if (f->vregs[v].phys < 0 && f->vregs[v].preg >= 0)
+			f->vregs[v].phys = f->vregs[v].preg;
+	return true;
+}
