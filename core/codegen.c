@@ -343,6 +343,167 @@ static void cg_elementwise(CG *c, const Node *n)
 		loop_end(c);
 }
 
+/* ---- data movement: affine copies --------------------------------------------- */
+/* out[out_off + sum ocoef[d] i_d] = in[in_off + sum icoef[d] i_d] over the
+ * index space s; the innermost loop is vectorized when the output is
+ * contiguous along it and the input contiguous or broadcast. */
+static void cg_copy(CG *c, int in_v, int64_t in_off, const int64_t *icoef, int out_v, int64_t out_off,
+		    const int64_t *ocoef, const Shape *shape)
+{
+	Shape s = *shape;
+	int64_t ic[MAX_RANK], oc[MAX_RANK];
+	memcpy(ic, icoef, sizeof ic);
+	memcpy(oc, ocoef, sizeof oc);
+	if (s.rank == 0) {
+		s = (Shape){1, {1}};
+		ic[0] = oc[0] = 0;
+	}
+	if (shape_numel(&s) == 0)
+		return;
+	int r = s.rank, vars[MAX_RANK];
+	for (int d = 0; d < r - 1; d++)
+		vars[d] = loop_begin(c, 0, s.dim[d], 1);
+	int64_t inner = s.dim[r - 1];
+	bool can_vec = oc[r - 1] == 1 && (ic[r - 1] == 1 || ic[r - 1] == 0);
+	int64_t vend = can_vec ? inner / c->lanes * c->lanes : 0;
+	for (int pass = 0; pass < 2; pass++) {
+		bool vector = pass == 0;
+		int64_t lo = vector ? 0 : vend, hi = vector ? vend : inner;
+		if (hi <= lo)
+			continue;
+		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		Affine ia = {in_off, {{0}}, 0}, oa = {out_off, {{0}}, 0};
+		for (int d = 0; d < r - 1; d++) {
+			ia.t[ia.n++] = (Term){vars[d], ic[d]};
+			oa.t[oa.n++] = (Term){vars[d], oc[d]};
+		}
+		ia.t[ia.n++] = (Term){iv, ic[r - 1]};
+		oa.t[oa.n++] = (Term){iv, oc[r - 1]};
+		BursNode *v;
+		if (vector && ic[r - 1] == 0)
+			v = sel_op(c->f, SEL_BCAST_V, load(c, in_v, &ia, false), NULL, NULL);
+		else
+			v = load(c, in_v, &ia, vector);
+		store(c, out_v, &oa, vector, v);
+		loop_end(c);
+	}
+	for (int d = r - 2; d >= 0; d--)
+		loop_end(c);
+}
+
+/* Every element of a value set to v. */
+static void cg_fill(CG *c, int out_v, double v, int64_t numel)
+{
+	int64_t vend = numel / c->lanes * c->lanes;
+	for (int pass = 0; pass < 2; pass++) {
+		bool vector = pass == 0;
+		int64_t lo = vector ? 0 : vend, hi = vector ? vend : numel;
+		if (hi <= lo)
+			continue;
+		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		Affine oa = {0, {{iv, 1}}, 1};
+		store(c, out_v, &oa, vector, splat(c, v, vector));
+		loop_end(c);
+	}
+}
+
+static bool cg_movement(CG *c, const Node *n)
+{
+	const Value *x = n->in[0];
+	Shape is = x->type.shape;
+	int64_t istr[MAX_RANK], ostr[MAX_RANK], ic[MAX_RANK] = {0};
+	shape_strides(&is, istr);
+	switch (n->op) {
+	case OP_TRANSPOSE: {
+		const Value *y = n->out[0];
+		int perm[MAX_RANK];
+		transpose_perm(n, is.rank, perm);
+		shape_strides(&y->type.shape, ostr);
+		for (int d = 0; d < is.rank; d++)
+			ic[d] = istr[perm[d]];
+		cg_copy(c, x->id, 0, ic, y->id, 0, ostr, &y->type.shape);
+		return true;
+	}
+	case OP_EXPAND: {
+		const Value *y = n->out[0];
+		shape_strides(&y->type.shape, ostr);
+		broadcast_strides(&is, &y->type.shape, ic);
+		cg_copy(c, x->id, 0, ic, y->id, 0, ostr, &y->type.shape);
+		return true;
+	}
+	case OP_SLICE: {
+		const Value *y = n->out[0];
+		int64_t start[MAX_RANK], step[MAX_RANK], count[MAX_RANK], off = 0;
+		slice_params(n, &is, start, step, count);
+		for (int d = 0; d < is.rank; d++) {
+			off += start[d] * istr[d];
+			ic[d] = step[d] * istr[d];
+		}
+		shape_strides(&y->type.shape, ostr);
+		cg_copy(c, x->id, off, ic, y->id, 0, ostr, &y->type.shape);
+		return true;
+	}
+	case OP_CONCAT: {
+		const Value *y = n->out[0];
+		int axis = (int)attr_i(n, "axis");
+		if (axis < 0)
+			axis += y->type.shape.rank;
+		shape_strides(&y->type.shape, ostr);
+		int64_t at = 0;
+		for (int i = 0; i < n->nin; i++) {
+			const Value *xi = n->in[i];
+			int64_t s2[MAX_RANK];
+			shape_strides(&xi->type.shape, s2);
+			base_of(c, xi->id);
+			cg_copy(c, xi->id, 0, s2, y->id, at * ostr[axis], ostr, &xi->type.shape);
+			at += xi->type.shape.dim[axis];
+		}
+		return true;
+	}
+	case OP_SPLIT: {
+		int axis = (int)attr_i(n, "axis");
+		if (axis < 0)
+			axis += is.rank;
+		int64_t at = 0;
+		for (int k = 0; k < n->nout; k++) {
+			const Value *y = n->out[k];
+			shape_strides(&y->type.shape, ostr);
+			if (y->nuses > 0) {
+				base_of(c, y->id);
+				cg_copy(c, x->id, at * istr[axis], istr, y->id, 0, ostr, &y->type.shape);
+			}
+			at += y->type.shape.dim[axis];
+		}
+		return true;
+	}
+	case OP_PAD: {
+		if (strcmp(attr_s(n, "mode"), "constant") != 0)
+			return false;
+		const Value *y = n->out[0];
+		int64_t begin[MAX_RANK], end[MAX_RANK], in_off = 0, out_off = 0;
+		pad_params(n, is.rank, begin, end);
+		shape_strides(&y->type.shape, ostr);
+		Shape inner = is;
+		for (int d = 0; d < is.rank; d++) {
+			int64_t b = begin[d], e = end[d];
+			if (b < 0) {
+				in_off += -b * istr[d];
+				inner.dim[d] += b;
+				b = 0;
+			}
+			if (e < 0)
+				inner.dim[d] += e;
+			out_off += b * ostr[d];
+		}
+		cg_fill(c, y->id, attr_f(n, "value"), shape_numel(&y->type.shape));
+		cg_copy(c, x->id, in_off, istr, y->id, out_off, ostr, &inner);
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
 /* ---- matmul and gemm -------------------------------------------------------- */
 /* Y[b.., m, n] = alpha * sum_k A[.., m, k] B[.., k, n] (+ beta C[m, n]).
  * n is vectorized (B contiguous along n) with a scalar remainder; the
@@ -471,7 +632,8 @@ static bool lower_node(CG *c, const Node *n)
 	/* the kernel's buffers' addresses, once, before its loops */
 	for (int i = 0; i < n->nin; i++)
 		base_of(c, n->in[i]->id);
-	base_of(c, n->out[0]->id);
+	if (n->out[0]->nuses || n->out[0]->is_output)
+		base_of(c, n->out[0]->id);
 	if (f32 && (is_elementwise(n->op) || is_copy(n->op)) && !(n->op == OP_DROPOUT && n->nout > 1)) {
 		cg_elementwise(c, n);
 		return true;
@@ -480,6 +642,8 @@ static bool lower_node(CG *c, const Node *n)
 		cg_matmul(c, n);
 		return true;
 	}
+	if (f32 && cg_movement(c, n))
+		return true;
 	diag_error(c->d, n->loc, "%s %s: the backend does not lower this op for %s yet (legality: %s%s%s)",
 		   op_info[n->op].name, ty, t->name, legal_action_name(e->action), e->rule ? " " : "", e->rule ? e->rule : "");
 	return false;

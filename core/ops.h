@@ -99,6 +99,14 @@ bool require_rank(InferCtx *cx, int i, int lo, int hi);
  * "attribute 'axis' = 5 is out of range [-3, 2]" on failure. */
 bool normalize_axis(InferCtx *cx, const char *attr, int64_t axis, int rank, int *out);
 
+/* ---- attribute interpretation shared by kernels and the backend -------- */
+/* transpose: result axis i is operand axis perm[i]. */
+void transpose_perm(const Node *n, int rank, int *perm);
+/* slice: per operand axis, the first index, the step and the count taken. */
+void slice_params(const Node *n, const Shape *in, int64_t *start, int64_t *step, int64_t *count);
+/* pad: per axis, the elements added before and after (negative: cropped). */
+void pad_params(const Node *n, int rank, int64_t *begin, int64_t *end);
+
 /* ---- helpers for kernels ---------------------------------------------- */
 /* Strides (in elements) for reading a tensor of shape `from` broadcast to
  * `to` (0 stride on broadcast axes), right-aligned; `to` must be the

@@ -235,7 +235,7 @@ bool kernel_copy(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
 
 /* ---- transpose -------------------------------------------------------- */
 /* The verified permutation (absent perm: reversed axes). */
-static void get_perm(const Node *n, int rank, int *perm)
+void transpose_perm(const Node *n, int rank, int *perm)
 {
 	const int64_t *v;
 	int k = attr_ints(n, "perm", &v);
@@ -268,7 +268,7 @@ bool infer_transpose(InferCtx *cx)
 		}
 	}
 	int perm[MAX_RANK];
-	get_perm(cx->n, r, perm);
+	transpose_perm(cx->n, r, perm);
 	Shape s = {.rank = r};
 	for (int i = 0; i < r; i++)
 		s.dim[i] = t->shape.dim[perm[i]];
@@ -284,7 +284,7 @@ bool kernel_transpose(const Node *n, Tensor *const *in, Tensor *const *out, Diag
 	if (tensor_numel(out[0]) == 0)
 		return true;
 	int perm[MAX_RANK];
-	get_perm(n, is->rank, perm);
+	transpose_perm(n, is->rank, perm);
 	int64_t st[MAX_RANK], idx[MAX_RANK] = {0}, i = 0;
 	shape_strides(is, st);
 	do {
@@ -501,7 +501,7 @@ static void slice_axis(int64_t d, int64_t s, int64_t e, int64_t step, int64_t *s
 }
 
 /* Per-axis first index, step and count of a verified slice of shape `in`. */
-static void slice_params(const Node *n, const Shape *in, int64_t *start, int64_t *step, int64_t *count)
+void slice_params(const Node *n, const Shape *in, int64_t *start, int64_t *step, int64_t *count)
 {
 	const int64_t *st, *en, *ax, *sp;
 	int k = attr_ints(n, "starts", &st);
@@ -754,7 +754,7 @@ bool kernel_expand(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d
 /* ---- pad -------------------------------------------------------------- */
 /* Per-axis begin and end pads of a verified pad node (0 for axes not in
  * `axes`). */
-static void pad_params(const Node *n, int rank, int64_t *begin, int64_t *end)
+void pad_params(const Node *n, int rank, int64_t *begin, int64_t *end)
 {
 	const int64_t *p, *ax;
 	int np = attr_ints(n, "pads", &p), na = attr_ints(n, "axes", &ax);
