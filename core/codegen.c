@@ -215,6 +215,125 @@ static BursNode *splat(CG *c, double v, bool vector)
 	return vector ? sel_op(f, SEL_BCAST_V, s, NULL, NULL) : s;
 }
 
+/* ---- transcendental functions (vector code, exp_poly and friends) -------------- */
+/* A value kept in a register: trees are trees, so a value used twice is
+ * assigned first. */
+static int keep(CG *c, BursNode *v, bool vector)
+{
+	int r = mfunc_vreg(c->f, vector ? c->vcls : c->fcls);
+	sel_assign(c->f, r, v);
+	return r;
+}
+
+#define R(v) sel_reg(c->f, (v))
+#define K(x) splat(c, (x), true)
+#define OPV(op, a, b) sel_op(c->f, (op), (a), (b), NULL)
+
+/* exp(x), Cody-Waite range reduction by ln 2 and the Cephes expf
+ * polynomial on [-ln2/2, ln2/2]; relative error below 2e-7 over
+ * [-87.3, 88.7] (inputs are clamped there: exp underflows to ~1e-38 and
+ * overflows to ~1.7e38 instead of 0 and inf). */
+static int exp_v(CG *c, int x)
+{
+	MFunc *f = c->f;
+	int xc = keep(c, OPV(SEL_MIN_V, OPV(SEL_MAX_V, R(x), K(-87.33654)), K(88.72283)), true);
+	int fx = keep(c, sel_op(f, SEL_ROUND_V, OPV(SEL_MUL_V, R(xc), K(1.44269504088896341)), NULL, NULL), true);
+	/* r = x - fx * ln2, in two parts (0.693359375 is exact in f32) */
+	int r = keep(c, sel_op(f, SEL_FMA_V, R(fx), K(-0.693359375), R(xc)), true);
+	r = keep(c, sel_op(f, SEL_FMA_V, R(fx), K(2.12194440e-4), R(r)), true);
+	static const double p[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+				   1.6666665459e-1, 5.0000001201e-1};
+	BursNode *y = K(p[0]);
+	for (int i = 1; i < 6; i++)
+		y = sel_op(f, SEL_FMA_V, y, R(r), K(p[i]));
+	int yv = keep(c, y, true);
+	int z = keep(c, OPV(SEL_MUL_V, R(r), R(r)), true);
+	/* y * z + r + 1 */
+	BursNode *e = OPV(SEL_ADD_V, sel_op(f, SEL_FMA_V, R(yv), R(z), R(r)), K(1.0));
+	/* 2^fx: the exponent field (fx + 127) << 23 */
+	BursNode *n = sel_op(f, SEL_CVT_V_W, OPV(SEL_ADD_V, R(fx), K(127.0)), NULL, NULL);
+	BursNode *pow2 = sel_op(f, SEL_BITS_W_V, OPV(SEL_SHL_W, n, sel_consti(f, 23)), NULL, NULL);
+	return keep(c, OPV(SEL_MUL_V, e, pow2), true);
+}
+
+/* 1 / (1 + exp(-x)) */
+static int sigmoid_v(CG *c, int x)
+{
+	int e = exp_v(c, keep(c, sel_op(c->f, SEL_NEG_V, R(x), NULL, NULL), true));
+	return keep(c, OPV(SEL_DIV_V, K(1.0), OPV(SEL_ADD_V, K(1.0), R(e))), true);
+}
+
+/* tanh x = 2 sigmoid(2x) - 1 (absolute error ~1e-7 near 0) */
+static int tanh_v(CG *c, int x)
+{
+	int s = sigmoid_v(c, keep(c, OPV(SEL_MUL_V, R(x), K(2.0)), true));
+	return keep(c, sel_op(c->f, SEL_FMA_V, R(s), K(2.0), K(-1.0)), true);
+}
+
+/* erf, Abramowitz & Stegun 7.1.26: |error| <= 1.5e-7. */
+static int erf_v(CG *c, int x)
+{
+	MFunc *f = c->f;
+	int ax = keep(c, sel_op(f, SEL_ABS_V, R(x), NULL, NULL), true);
+	int t = keep(c, OPV(SEL_DIV_V, K(1.0), sel_op(f, SEL_FMA_V, R(ax), K(0.3275911), K(1.0))), true);
+	static const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+	BursNode *pl = K(a[0]);
+	for (int i = 1; i < 5; i++)
+		pl = sel_op(f, SEL_FMA_V, pl, R(t), K(a[i]));
+	int poly = keep(c, OPV(SEL_MUL_V, pl, R(t)), true);
+	int e = exp_v(c, keep(c, sel_op(f, SEL_NEG_V, OPV(SEL_MUL_V, R(ax), R(ax)), NULL, NULL), true));
+	int y = keep(c, OPV(SEL_SUB_V, K(1.0), OPV(SEL_MUL_V, R(poly), R(e))), true);
+	/* the sign of x */
+	BursNode *neg = sel_op(f, SEL_CMPLT_V, R(x), K(0.0), NULL);
+	return keep(c, sel_op(f, SEL_SELECT_V, neg, sel_op(f, SEL_NEG_V, R(y), NULL, NULL), R(y)), true);
+}
+
+static int gelu_v(CG *c, const Node *n, int x)
+{
+	MFunc *f = c->f;
+	int inner;
+	if (strcmp(attr_s(n, "approximate"), "tanh") == 0) {
+		/* tanh(sqrt(2/pi) (x + 0.044715 x^3)) */
+		int x3 = keep(c, OPV(SEL_MUL_V, OPV(SEL_MUL_V, R(x), R(x)), R(x)), true);
+		int u = keep(c, OPV(SEL_MUL_V, sel_op(f, SEL_FMA_V, R(x3), K(0.044715), R(x)), K(0.7978845608028654)), true);
+		inner = tanh_v(c, u);
+	} else {
+		inner = erf_v(c, keep(c, OPV(SEL_MUL_V, R(x), K(0.7071067811865476)), true));
+	}
+	return keep(c, OPV(SEL_MUL_V, OPV(SEL_MUL_V, R(x), K(0.5)), OPV(SEL_ADD_V, R(inner), K(1.0))), true);
+}
+
+/* The vector value of a transcendental op; a scalar is computed in all
+ * lanes of a broadcast and read back by a (then exact) lane maximum. */
+static BursNode *transcendental(CG *c, const Node *n, BursNode *x, bool vector)
+{
+	MFunc *f = c->f;
+	int xv = keep(c, vector ? x : sel_op(f, SEL_BCAST_V, x, NULL, NULL), true);
+	int y;
+	switch (n->op) {
+	case OP_EXP: y = exp_v(c, xv); break;
+	case OP_SIGMOID: y = sigmoid_v(c, xv); break;
+	case OP_TANH: y = tanh_v(c, xv); break;
+	case OP_ERF: y = erf_v(c, xv); break;
+	case OP_GELU: y = gelu_v(c, n, xv); break;
+	case OP_LEAKY_RELU:
+		y = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(xv), K(0.0), NULL),
+				   OPV(SEL_MUL_V, R(xv), K(attr_f(n, "alpha"))), R(xv)), true);
+		break;
+	case OP_HARDSWISH: {
+		/* x * max(0, min(1, x / 6 + 1 / 2)) */
+		BursNode *h = sel_op(f, SEL_FMA_V, R(xv), K(1.0 / 6.0), K(0.5));
+		h = OPV(SEL_MAX_V, OPV(SEL_MIN_V, h, K(1.0)), K(0.0));
+		y = keep(c, OPV(SEL_MUL_V, R(xv), h), true);
+		break;
+	}
+	default: return NULL;
+	}
+	if (vector)
+		return R(y);
+	return sel_op(f, SEL_REDMAX_V, R(y), NULL, NULL);
+}
+
 /* ---- elementwise kernels --------------------------------------------------- */
 static BursNode *bin(CG *c, SelOp vop, SelOp sop, bool vector, BursNode *a, BursNode *b)
 {
@@ -260,6 +379,8 @@ static BursNode *elementwise(CG *c, const Node *n, BursNode **x, bool vector)
 		v = bin(c, SEL_MIN_V, SEL_MIN_F, vector, v, splat(c, 1.0, vector));
 		return bin(c, SEL_MAX_V, SEL_MAX_F, vector, v, splat(c, 0.0, vector));
 	}
+	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_GELU: case OP_LEAKY_RELU: case OP_HARDSWISH:
+		return transcendental(c, n, x[0], vector);
 	case OP_IDENTITY:
 	case OP_DROPOUT:
 	case OP_RESHAPE:
@@ -277,6 +398,8 @@ static bool is_elementwise(OpKind op)
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAX: case OP_MIN: case OP_SUM:
 	case OP_NEG: case OP_ABS: case OP_SQRT: case OP_RECIPROCAL: case OP_RELU: case OP_CLIP:
 	case OP_HARDSIGMOID: case OP_IDENTITY: case OP_DROPOUT:
+		return true;
+	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_GELU: case OP_LEAKY_RELU: case OP_HARDSWISH:
 		return true;
 	default:
 		return false;
@@ -341,6 +464,283 @@ static void cg_elementwise(CG *c, const Node *n)
 	}
 	for (int d = r - 2; d >= 0; d--)
 		loop_end(c);
+}
+
+/* ---- rows: reductions and normalizations along one axis ------------------------- */
+/* An index space [outer, n, inner] over a value: row (o, j) is the n
+ * elements at o * n * inner + j + i * inner. */
+typedef struct {
+	int64_t outer, n, inner;
+} Rows;
+
+static Rows rows_of(const Shape *s, int axis_from, int axis_to)
+{
+	Rows r = {1, 1, 1};
+	for (int d = 0; d < s->rank; d++) {
+		if (d < axis_from)
+			r.outer *= s->dim[d];
+		else if (d < axis_to)
+			r.n *= s->dim[d];
+		else
+			r.inner *= s->dim[d];
+	}
+	return r;
+}
+
+/* The start of row (ov, jv) (vregs of the outer and inner loop variables,
+ * jv < 0 when inner == 1). */
+static Affine row_start(const Rows *r, int ov, int jv)
+{
+	Affine a = {0, {{ov, r->n * r->inner}}, 1};
+	if (jv >= 0)
+		a.t[a.n++] = (Term){jv, 1};
+	return a;
+}
+
+typedef enum { RED_SUM, RED_MAX } Reduce;
+
+/* Reduce a row to a scalar vreg; with fn, reduce fn(x) instead and store
+ * fn(x) into out (the row of the same shape in value `out`). */
+typedef int (*RowFn)(CG *c, int xv, const void *ctx);
+
+static int row_pass(CG *c, const Rows *r, Affine start, int in_v, int out_v, Reduce red, RowFn fn, const void *ctx,
+		    double scale_by)
+{
+	MFunc *f = c->f;
+	bool vec = r->inner == 1 && r->n >= c->lanes;
+	int64_t vend = vec ? r->n / c->lanes * c->lanes : 0;
+	double init = red == RED_MAX ? -INFINITY : 0.0;
+	SelOp vop = red == RED_MAX ? SEL_MAX_V : SEL_ADD_V, sop = red == RED_MAX ? SEL_MAX_F : SEL_ADD_F;
+	int acc = keep(c, splat(c, init, false), false);
+	if (vend > 0) {
+		int accv = keep(c, splat(c, init, true), true);
+		int iv = loop_begin(c, 0, vend, c->lanes);
+		Affine a = start;
+		a.t[a.n++] = (Term){iv, 1};
+		BursNode *x = load(c, in_v, &a, true);
+		if (scale_by != 0) {
+			store(c, out_v, &a, true, OPV(SEL_MUL_V, x, sel_op(f, SEL_BCAST_V, R((int)scale_by), NULL, NULL)));
+		} else {
+			if (fn) {
+				int y = fn(c, keep(c, x, true), ctx);
+				store(c, out_v, &a, true, R(y));
+				x = R(y);
+			}
+			sel_assign(f, accv, OPV(vop, R(accv), x));
+		}
+		loop_end(c);
+		if (scale_by == 0)
+			sel_assign(f, acc, sel_op(f, red == RED_MAX ? SEL_REDMAX_V : SEL_REDSUM_V, R(accv), NULL, NULL));
+	}
+	if (vend < r->n) {
+		int iv = loop_begin(c, vend, r->n, 1);
+		Affine a = start;
+		a.t[a.n++] = (Term){iv, r->inner};
+		BursNode *x = load(c, in_v, &a, false);
+		if (scale_by != 0) {
+			store(c, out_v, &a, false, OPV(SEL_MUL_F, x, R((int)scale_by)));
+		} else {
+			if (fn) {
+				/* the vector function on a broadcast, read back by a lane max */
+				int y = fn(c, keep(c, sel_op(f, SEL_BCAST_V, x, NULL, NULL), true), ctx);
+				int ys = keep(c, sel_op(f, SEL_REDMAX_V, R(y), NULL, NULL), false);
+				store(c, out_v, &a, false, R(ys));
+				x = R(ys);
+			}
+			sel_assign(f, acc, OPV(sop, R(acc), x));
+		}
+		loop_end(c);
+	}
+	return acc;
+}
+
+typedef struct {
+	int shift;   /* scalar vreg subtracted before exp */
+} ExpShift;
+
+static int exp_shifted(CG *c, int xv, const void *ctx)
+{
+	const ExpShift *e = ctx;
+	int d = keep(c, OPV(SEL_SUB_V, R(xv), sel_op(c->f, SEL_BCAST_V, R(e->shift), NULL, NULL)), true);
+	return exp_v(c, d);
+}
+
+/* softmax along one axis: max, then exp(x - max) stored with its sum, then
+ * a multiplication by the reciprocal of the sum. */
+static void cg_softmax(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *y = n->out[0];
+	int axis = (int)attr_i(n, "axis");
+	if (axis < 0)
+		axis += x->type.shape.rank;
+	Rows r = rows_of(&x->type.shape, axis, axis + 1);
+	int ov = loop_begin(c, 0, r.outer, 1);
+	int jv = r.inner > 1 ? loop_begin(c, 0, r.inner, 1) : -1;
+	Affine st = row_start(&r, ov, jv);
+	int m = row_pass(c, &r, st, x->id, -1, RED_MAX, NULL, NULL, 0);
+	ExpShift es = {m};
+	int sum = row_pass(c, &r, st, x->id, y->id, RED_SUM, exp_shifted, &es, 0);
+	int inv = keep(c, OPV(SEL_DIV_F, splat(c, 1.0, false), R(sum)), false);
+	row_pass(c, &r, st, y->id, y->id, RED_SUM, NULL, NULL, inv);
+	if (jv >= 0)
+		loop_end(c);
+	loop_end(c);
+}
+
+/* reduce_mean over the trailing axes from a (the common case); other axis
+ * sets are reported as not lowered. */
+static bool cg_reduce_mean(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *y = n->out[0];
+	int rank = x->type.shape.rank;
+	bool red[MAX_RANK] = {false};
+	const int64_t *axes;
+	int na = attr_ints(n, "axes", &axes);
+	if (na < 0 || na == 0) {
+		if (na == 0 && attr_i(n, "noop_with_empty_axes"))
+			return false;
+		for (int d = 0; d < rank; d++)
+			red[d] = true;
+	} else {
+		for (int i = 0; i < na; i++)
+			red[axes[i] < 0 ? axes[i] + rank : axes[i]] = true;
+	}
+	int first = rank;
+	for (int d = rank - 1; d >= 0 && red[d]; d--)
+		first = d;
+	for (int d = 0; d < rank; d++)
+		if (red[d] && d < first)
+			return false; /* not a trailing block */
+	Rows r = rows_of(&x->type.shape, first, rank);
+	if (r.n == 0)
+		return false;
+	int ov = loop_begin(c, 0, r.outer, 1);
+	Affine st = row_start(&r, ov, -1);
+	int sum = row_pass(c, &r, st, x->id, -1, RED_SUM, NULL, NULL, 0);
+	Affine ya = {0, {{ov, 1}}, 1};
+	store(c, y->id, &ya, false, OPV(SEL_MUL_F, R(sum), splat(c, 1.0 / (double)r.n, false)));
+	loop_end(c);
+	return true;
+}
+
+/* global pools: a reduction of each (n, c) row of spatial elements */
+static void cg_global_pool(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *y = n->out[0];
+	Rows r = rows_of(&x->type.shape, 2, x->type.shape.rank);
+	bool avg = n->op == OP_GLOBAL_AVGPOOL;
+	int ov = loop_begin(c, 0, r.outer, 1);
+	Affine st = row_start(&r, ov, -1);
+	int v = row_pass(c, &r, st, x->id, -1, avg ? RED_SUM : RED_MAX, NULL, NULL, 0);
+	Affine ya = {0, {{ov, 1}}, 1};
+	BursNode *val = R(v);
+	if (avg)
+		val = OPV(SEL_MUL_F, val, splat(c, 1.0 / (double)r.n, false));
+	store(c, y->id, &ya, false, val);
+	loop_end(c);
+}
+
+/* layernorm over the trailing axes: mean, variance, then
+ * (x - mean) * rsqrt(var + eps) * scale + bias; scale and bias must cover
+ * the normalized block (or be one value). */
+static bool cg_layernorm(CG *c, const Node *n)
+{
+	MFunc *f = c->f;
+	const Value *x = n->in[0], *sc = n->in[1], *bi = n->nin > 2 ? n->in[2] : NULL, *y = n->out[0];
+	int rank = x->type.shape.rank, axis = (int)attr_i(n, "axis");
+	if (axis < 0)
+		axis += rank;
+	Rows r = rows_of(&x->type.shape, axis, rank);
+	int64_t sn = shape_numel(&sc->type.shape), bn = bi ? shape_numel(&bi->type.shape) : 0;
+	if (n->nout > 1 || r.n == 0 || (sn != r.n && sn != 1) || (bi && bn != r.n && bn != 1))
+		return false;
+	int ov = loop_begin(c, 0, r.outer, 1);
+	Affine st = row_start(&r, ov, -1);
+	int sum = row_pass(c, &r, st, x->id, -1, RED_SUM, NULL, NULL, 0);
+	int mean = keep(c, OPV(SEL_MUL_F, R(sum), splat(c, 1.0 / (double)r.n, false)), false);
+	/* variance: sum of (x - mean)^2, written to y on the way */
+	bool vec = r.n >= c->lanes;
+	int64_t vend = vec ? r.n / c->lanes * c->lanes : 0;
+	int var = keep(c, splat(c, 0.0, false), false);
+	for (int pass = 0; pass < 2; pass++) {
+		bool vector = pass == 0;
+		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
+		if (hi <= lo)
+			continue;
+		int acc = vector ? keep(c, splat(c, 0.0, true), true) : var;
+		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		Affine a = st;
+		a.t[a.n++] = (Term){iv, 1};
+		BursNode *m = vector ? sel_op(f, SEL_BCAST_V, R(mean), NULL, NULL) : R(mean);
+		int d = keep(c, bin(c, SEL_SUB_V, SEL_SUB_F, vector, load(c, x->id, &a, vector), m), vector);
+		store(c, y->id, &a, vector, R(d));
+		sel_assign(f, acc, sel_op(f, vector ? SEL_FMA_V : SEL_FMA_F, R(d), R(d), R(acc)));
+		loop_end(c);
+		if (vector)
+			sel_assign(f, var, sel_op(f, SEL_REDSUM_V, R(acc), NULL, NULL));
+	}
+	int rstd = keep(c, OPV(SEL_DIV_F, splat(c, 1.0, false),
+			       sel_op(f, SEL_SQRT_F, sel_op(f, SEL_FMA_F, R(var), splat(c, 1.0 / (double)r.n, false),
+							    splat(c, attr_f(n, "epsilon"), false)), NULL, NULL)), false);
+	for (int pass = 0; pass < 2; pass++) {
+		bool vector = pass == 0;
+		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
+		if (hi <= lo)
+			continue;
+		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		Affine a = st;
+		a.t[a.n++] = (Term){iv, 1};
+		Affine sa = {0, {{iv, sn == 1 ? 0 : 1}}, 1}, ba = {0, {{iv, bn == 1 ? 0 : 1}}, 1};
+		BursNode *rs = vector ? sel_op(f, SEL_BCAST_V, R(rstd), NULL, NULL) : R(rstd);
+		BursNode *scv = (vector && sn == 1) ? sel_op(f, SEL_BCAST_V, load(c, sc->id, &sa, false), NULL, NULL)
+						    : load(c, sc->id, &sa, vector);
+		BursNode *v = bin(c, SEL_MUL_V, SEL_MUL_F, vector, bin(c, SEL_MUL_V, SEL_MUL_F, vector, load(c, y->id, &a, vector), rs), scv);
+		if (bi) {
+			BursNode *bv = (vector && bn == 1) ? sel_op(f, SEL_BCAST_V, load(c, bi->id, &ba, false), NULL, NULL)
+							   : load(c, bi->id, &ba, vector);
+			v = bin(c, SEL_ADD_V, SEL_ADD_F, vector, v, bv);
+		}
+		store(c, y->id, &a, vector, v);
+		loop_end(c);
+	}
+	loop_end(c);
+	return true;
+}
+
+/* batchnorm (inference): per channel a = scale / sqrt(var + eps),
+ * b = bias - mean a; then y = x a + b over the channel's elements. */
+static bool cg_batchnorm(CG *c, const Node *n)
+{
+	MFunc *f = c->f;
+	if (attr_i(n, "training_mode") || n->nout > 1)
+		return false;
+	const Value *x = n->in[0], *y = n->out[0];
+	Rows r = rows_of(&x->type.shape, 2, x->type.shape.rank);
+	int64_t N = x->type.shape.dim[0], C = x->type.shape.rank > 1 ? x->type.shape.dim[1] : 1;
+	int nv = loop_begin(c, 0, N, 1);
+	int cv = loop_begin(c, 0, C, 1);
+	Affine ca = {0, {{cv, 1}}, 1};
+	int a = keep(c, OPV(SEL_DIV_F, load(c, n->in[1]->id, &ca, false),
+			    sel_op(f, SEL_SQRT_F, OPV(SEL_ADD_F, load(c, n->in[4]->id, &ca, false), splat(c, attr_f(n, "epsilon"), false)),
+				   NULL, NULL)), false);
+	int b = keep(c, OPV(SEL_SUB_F, load(c, n->in[2]->id, &ca, false), OPV(SEL_MUL_F, load(c, n->in[3]->id, &ca, false), R(a))),
+		     false);
+	int64_t vend = r.n / c->lanes * c->lanes;
+	for (int pass = 0; pass < 2; pass++) {
+		bool vector = pass == 0;
+		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
+		if (hi <= lo)
+			continue;
+		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		Affine xa = {0, {{nv, C * r.n}, {cv, r.n}, {iv, 1}}, 3};
+		BursNode *av = vector ? sel_op(f, SEL_BCAST_V, R(a), NULL, NULL) : R(a);
+		BursNode *bv = vector ? sel_op(f, SEL_BCAST_V, R(b), NULL, NULL) : R(b);
+		store(c, y->id, &xa, vector, sel_op(f, vector ? SEL_FMA_V : SEL_FMA_F, load(c, x->id, &xa, vector), av, bv));
+		loop_end(c);
+	}
+	loop_end(c);
+	loop_end(c);
+	return true;
 }
 
 /* ---- data movement: affine copies --------------------------------------------- */
@@ -643,6 +1043,20 @@ static bool lower_node(CG *c, const Node *n)
 		return true;
 	}
 	if (f32 && cg_movement(c, n))
+		return true;
+	if (f32 && n->op == OP_SOFTMAX) {
+		cg_softmax(c, n);
+		return true;
+	}
+	if (f32 && (n->op == OP_GLOBAL_AVGPOOL || n->op == OP_GLOBAL_MAXPOOL)) {
+		cg_global_pool(c, n);
+		return true;
+	}
+	if (f32 && n->op == OP_REDUCE_MEAN && cg_reduce_mean(c, n))
+		return true;
+	if (f32 && n->op == OP_LAYERNORM && cg_layernorm(c, n))
+		return true;
+	if (f32 && n->op == OP_BATCHNORM && cg_batchnorm(c, n))
 		return true;
 	diag_error(c->d, n->loc, "%s %s: the backend does not lower this op for %s yet (legality: %s%s%s)",
 		   op_info[n->op].name, ty, t->name, legal_action_name(e->action), e->rule ? " " : "", e->rule ? e->rule : "");
