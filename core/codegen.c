@@ -126,6 +126,11 @@ static const Loop *loop_of(CG *c, int var)
 	return NULL;
 }
 
+static const char *value_name(CG *c, int value)
+{
+	return value < c->p->g->nvalues ? c->p->g->values[value]->name : "(scratch)";
+}
+
 /* The Loop IR's contract: every access lies inside its buffer. */
 static void check_access(CG *c, int value, const Affine *a, int lanes)
 {
@@ -140,7 +145,7 @@ static void check_access(CG *c, int value, const Affine *a, int lanes)
 	hi += lanes - 1;
 	if (lo < 0 || hi >= c->buf[value].numel) {
 		diag_error(c->d, c->node->loc, "internal error: the loop nest of %s reads or writes '%s' at [%lld, %lld], outside [0, %lld)",
-			   op_info[c->node->op].name, c->p->g->values[value]->name, (long long)lo, (long long)hi,
+			   op_info[c->node->op].name, value_name(c, value), (long long)lo, (long long)hi,
 			   (long long)c->buf[value].numel);
 		c->ok = false;
 	}
@@ -171,7 +176,7 @@ static BursNode *address(CG *c, int value, const Affine *a, int lanes)
 	check_access(c, value, a, lanes);
 	if (c->p->loops) {
 		indent(c);
-		fprintf(c->p->loops, "  %s %s[%lld", lanes > 1 ? "vector" : "scalar", c->p->g->values[value]->name,
+		fprintf(c->p->loops, "  %s %s[%lld", lanes > 1 ? "vector" : "scalar", value_name(c, value),
 			(long long)a->off);
 		for (int i = 0; i < a->n; i++)
 			fprintf(c->p->loops, " + %lld*%%v%d", (long long)a->t[i].coef, a->t[i].var);
@@ -904,6 +909,195 @@ static bool cg_movement(CG *c, const Node *n)
 	}
 }
 
+/* ---- convolution and pooling ------------------------------------------------------ */
+/* A scratch buffer in the workspace for this node (index past the values). */
+static int scratch(CG *c, int64_t numel)
+{
+	int id = c->p->g->nvalues + c->node->id;
+	c->buf[id] = (Buf){BUF_WS, 0, NULL, c->p->workspace_bytes, numel};
+	c->p->workspace_bytes += (numel * 4 + 63) / 64 * 64;
+	c->base[id] = -1;
+	return id;
+}
+
+/* x padded by (pb, pe) on each spatial axis with `fill`, in a scratch
+ * buffer; returns it (or x itself when there is nothing to pad) and the
+ * padded spatial sizes. */
+static int padded(CG *c, const Value *x, const ConvWindow *w, const int64_t *extra_end, double fill, int64_t *psize)
+{
+	const Shape *xs = &x->type.shape;
+	bool any = false;
+	Shape ps = *xs;
+	for (int j = 0; j < w->ns; j++) {
+		psize[j] = w->in[j] + w->pb[j] + w->pe[j] + extra_end[j];
+		ps.dim[2 + j] = psize[j];
+		any |= psize[j] != w->in[j];
+	}
+	if (!any)
+		return x->id;
+	int id = scratch(c, shape_numel(&ps));
+	base_of(c, id);
+	cg_fill(c, id, fill, shape_numel(&ps));
+	int64_t istr[MAX_RANK], pstr[MAX_RANK], off = 0;
+	shape_strides(xs, istr);
+	shape_strides(&ps, pstr);
+	for (int j = 0; j < w->ns; j++)
+		off += w->pb[j] * pstr[2 + j];
+	cg_copy(c, x->id, 0, istr, id, off, pstr, xs);
+	return id;
+}
+
+/* Direct convolution over the padded input; the last output axis is
+ * vectorized when its stride is 1. Groups split input and output channels. */
+static bool cg_conv(CG *c, const Node *n)
+{
+	MFunc *f = c->f;
+	const Value *x = n->in[0], *wv = n->in[1], *b = n->nin == 3 ? n->in[2] : NULL, *y = n->out[0];
+	const Shape *xs = &x->type.shape, *ws = &wv->type.shape;
+	ConvWindow w;
+	if (!conv_window(n, xs, ws->dim + 2, false, &w))
+		return false;
+	int ns = w.ns;
+	int64_t zero[3] = {0, 0, 0}, psize[3];
+	int xp = padded(c, x, &w, zero, 0.0, psize);
+	int64_t N = xs->dim[0], C = xs->dim[1], M = ws->dim[0], G = attr_i(n, "group");
+	int64_t Cg = C / G, Mg = M / G;
+	int64_t pstr[3], PS = 1, ostr[3], OS = 1, kstr[3], KS = 1;
+	for (int j = ns - 1; j >= 0; j--) {
+		pstr[j] = PS;
+		PS *= psize[j];
+		ostr[j] = OS;
+		OS *= w.out[j];
+		kstr[j] = KS;
+		KS *= w.k[j];
+	}
+	int nv = loop_begin(c, 0, N, 1), gv = loop_begin(c, 0, G, 1), mv = loop_begin(c, 0, Mg, 1);
+	int ov[3];
+	for (int j = 0; j < ns - 1; j++)
+		ov[j] = loop_begin(c, 0, w.out[j], 1);
+	int last = ns - 1;
+	int64_t vend = w.stride[last] == 1 ? w.out[last] / c->lanes * c->lanes : 0;
+	for (int pass = 0; pass < 2; pass++) {
+		bool vector = pass == 0;
+		int64_t lo = vector ? 0 : vend, hi = vector ? vend : w.out[last];
+		if (hi <= lo)
+			continue;
+		ov[last] = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		int acc = mfunc_vreg(f, vector ? c->vcls : c->fcls);
+		if (b) {
+			Affine ba = {0, {{gv, Mg}, {mv, 1}}, 2};
+			BursNode *bv = load(c, b->id, &ba, false);
+			sel_assign(f, acc, vector ? sel_op(f, SEL_BCAST_V, bv, NULL, NULL) : bv);
+		} else {
+			sel_assign(f, acc, splat(c, 0.0, vector));
+		}
+		int civ = loop_begin(c, 0, Cg, 1);
+		int kv[3];
+		for (int j = 0; j < ns; j++)
+			kv[j] = loop_begin(c, 0, w.k[j], 1);
+		Affine xa = {0, {{nv, C * PS}, {gv, Cg * PS}, {civ, PS}}, 3};
+		Affine wa = {0, {{gv, Mg * Cg * KS}, {mv, Cg * KS}, {civ, KS}}, 3};
+		for (int j = 0; j < ns; j++) {
+			xa.t[xa.n++] = (Term){ov[j], w.stride[j] * pstr[j]};
+			xa.t[xa.n++] = (Term){kv[j], w.dil[j] * pstr[j]};
+			wa.t[wa.n++] = (Term){kv[j], kstr[j]};
+		}
+		BursNode *wt = load(c, wv->id, &wa, false);
+		if (vector)
+			wt = sel_op(f, SEL_BCAST_V, wt, NULL, NULL);
+		sel_assign(f, acc, sel_op(f, vector ? SEL_FMA_V : SEL_FMA_F, wt, load(c, xp, &xa, vector), R(acc)));
+		for (int j = ns - 1; j >= 0; j--)
+			loop_end(c);
+		loop_end(c);
+		Affine ya = {0, {{nv, M * OS}, {gv, Mg * OS}, {mv, OS}}, 3};
+		for (int j = 0; j < ns; j++)
+			ya.t[ya.n++] = (Term){ov[j], ostr[j]};
+		store(c, y->id, &ya, vector, R(acc));
+		loop_end(c);
+	}
+	for (int j = ns - 2; j >= 0; j--)
+		loop_end(c);
+	loop_end(c);
+	loop_end(c);
+	loop_end(c);
+	return true;
+}
+
+/* maxpool (padding is -inf) and avgpool (counting the padding, or with no
+ * padding at all: the divisor is then the window size everywhere). */
+static bool cg_pool(CG *c, const Node *n)
+{
+	MFunc *f = c->f;
+	const Value *x = n->in[0], *y = n->out[0];
+	const Shape *xs = &x->type.shape;
+	const int64_t *ks;
+	int nk = attr_ints(n, "kernel_shape", &ks);
+	bool avg = n->op == OP_AVGPOOL;
+	ConvWindow w;
+	if (nk < 1 || !conv_window(n, xs, ks, attr_i(n, "ceil_mode") != 0, &w))
+		return false;
+	int ns = w.ns;
+	/* windows that run past the padded end (ceil_mode) */
+	int64_t extra[3] = {0, 0, 0}, psize[3];
+	bool any_pad = false;
+	for (int j = 0; j < ns; j++) {
+		int64_t need = (w.out[j] - 1) * w.stride[j] + (w.k[j] - 1) * w.dil[j] + 1;
+		int64_t have = w.in[j] + w.pb[j] + w.pe[j];
+		extra[j] = need > have ? need - have : 0;
+		any_pad |= w.pb[j] || w.pe[j] || extra[j];
+	}
+	if (avg && any_pad && (!attr_i(n, "count_include_pad") || extra[0] || extra[ns - 1] || (ns > 1 && extra[1])))
+		return false; /* a divisor that changes across the output */
+	int xp = padded(c, x, &w, extra, avg ? 0.0 : -INFINITY, psize);
+	int64_t NC = xs->dim[0] * xs->dim[1];
+	int64_t pstr[3], PS = 1, ostr[3], OS = 1, KN = 1;
+	for (int j = ns - 1; j >= 0; j--) {
+		pstr[j] = PS;
+		PS *= psize[j];
+		ostr[j] = OS;
+		OS *= w.out[j];
+		KN *= w.k[j];
+	}
+	int ncv = loop_begin(c, 0, NC, 1);
+	int ov[3];
+	for (int j = 0; j < ns - 1; j++)
+		ov[j] = loop_begin(c, 0, w.out[j], 1);
+	int last = ns - 1;
+	int64_t vend = w.stride[last] == 1 ? w.out[last] / c->lanes * c->lanes : 0;
+	for (int pass = 0; pass < 2; pass++) {
+		bool vector = pass == 0;
+		int64_t lo = vector ? 0 : vend, hi = vector ? vend : w.out[last];
+		if (hi <= lo)
+			continue;
+		ov[last] = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		int acc = keep(c, splat(c, avg ? 0.0 : -INFINITY, vector), vector);
+		int kv[3];
+		for (int j = 0; j < ns; j++)
+			kv[j] = loop_begin(c, 0, w.k[j], 1);
+		Affine xa = {0, {{ncv, PS}}, 1};
+		for (int j = 0; j < ns; j++) {
+			xa.t[xa.n++] = (Term){ov[j], w.stride[j] * pstr[j]};
+			xa.t[xa.n++] = (Term){kv[j], w.dil[j] * pstr[j]};
+		}
+		sel_assign(f, acc, bin(c, avg ? SEL_ADD_V : SEL_MAX_V, avg ? SEL_ADD_F : SEL_MAX_F, vector, R(acc),
+				       load(c, xp, &xa, vector)));
+		for (int j = ns - 1; j >= 0; j--)
+			loop_end(c);
+		Affine ya = {0, {{ncv, OS}}, 1};
+		for (int j = 0; j < ns; j++)
+			ya.t[ya.n++] = (Term){ov[j], ostr[j]};
+		BursNode *v = R(acc);
+		if (avg)
+			v = bin(c, SEL_MUL_V, SEL_MUL_F, vector, v, splat(c, 1.0 / (double)KN, vector));
+		store(c, y->id, &ya, vector, v);
+		loop_end(c);
+	}
+	for (int j = ns - 2; j >= 0; j--)
+		loop_end(c);
+	loop_end(c);
+	return true;
+}
+
 /* ---- matmul and gemm -------------------------------------------------------- */
 /* Y[b.., m, n] = alpha * sum_k A[.., m, k] B[.., k, n] (+ beta C[m, n]).
  * n is vectorized (B contiguous along n) with a scalar remainder; the
@@ -1058,6 +1252,10 @@ static bool lower_node(CG *c, const Node *n)
 		return true;
 	if (f32 && n->op == OP_BATCHNORM && cg_batchnorm(c, n))
 		return true;
+	if (f32 && n->op == OP_CONV && cg_conv(c, n))
+		return true;
+	if (f32 && (n->op == OP_MAXPOOL || n->op == OP_AVGPOOL) && cg_pool(c, n))
+		return true;
 	diag_error(c->d, n->loc, "%s %s: the backend does not lower this op for %s yet (legality: %s%s%s)",
 		   op_info[n->op].name, ty, t->name, legal_action_name(e->action), e->rule ? " " : "", e->rule ? e->rule : "");
 	return false;
@@ -1083,8 +1281,9 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		return NULL;
 	}
 	/* buffers: inputs, outputs (arguments), constants (data), the rest (workspace) */
-	c.buf = xcalloc((size_t)g->nvalues, sizeof *c.buf);
-	c.base = xmalloc((size_t)g->nvalues * sizeof *c.base);
+	/* values, then one scratch buffer per node */
+	c.buf = xcalloc((size_t)(g->nvalues + g->nnodes), sizeof *c.buf);
+	c.base = xmalloc((size_t)(g->nvalues + g->nnodes) * sizeof *c.base);
 	int arg = 0;
 	for (int i = 0; i < g->ninputs; i++)
 		c.buf[g->inputs[i]->id] = (Buf){BUF_ARG, arg++, NULL, 0, shape_numel(&g->inputs[i]->type.shape)};
@@ -1143,7 +1342,7 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		const Node *n = g->nodes[i];
 		if (n->op == OP_CONSTANT)
 			continue;
-		for (int v = 0; v < g->nvalues; v++)
+		for (int v = 0; v < g->nvalues + g->nnodes; v++)
 			c.base[v] = -1;
 		c.node = n;
 		if (loops)

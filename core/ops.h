@@ -107,6 +107,15 @@ void slice_params(const Node *n, const Shape *in, int64_t *start, int64_t *step,
 /* pad: per axis, the elements added before and after (negative: cropped). */
 void pad_params(const Node *n, int rank, int64_t *begin, int64_t *end);
 
+/* conv and pools: per spatial axis (ns of them), the window after
+ * auto_pad and defaults, as the reference kernels use it; false when the
+ * node's attributes do not describe a valid window. */
+typedef struct {
+	int ns;
+	int64_t in[3], k[3], stride[3], dil[3], pb[3], pe[3], out[3];
+} ConvWindow;
+bool conv_window(const Node *n, const Shape *xs, const int64_t *k, bool ceil_mode, ConvWindow *w);
+
 /* ---- helpers for kernels ---------------------------------------------- */
 /* Strides (in elements) for reading a tensor of shape `from` broadcast to
  * `to` (0 stride on broadcast axes), right-aligned; `to` must be the

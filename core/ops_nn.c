@@ -200,6 +200,26 @@ static bool win_setup(const Node *n, const Shape *xs, const int64_t *k, bool cei
 	return true;
 }
 
+bool conv_window(const Node *n, const Shape *xs, const int64_t *k, bool ceil_mode, ConvWindow *cw)
+{
+	Win w;
+	WinErr e;
+	if (!win_setup(n, xs, k, ceil_mode, &w, &e))
+		return false;
+	cw->ns = w.ns;
+	for (int j = 0; j < w.ns; j++) {
+		int i = SP - w.ns + j;
+		cw->in[j] = w.in[i];
+		cw->k[j] = w.k[i];
+		cw->stride[j] = w.stride[i];
+		cw->dil[j] = w.dil[i];
+		cw->pb[j] = w.pb[i];
+		cw->pe[j] = w.pe[i];
+		cw->out[j] = w.out[i];
+	}
+	return true;
+}
+
 static bool win_report(InferCtx *cx, const WinErr *e)
 {
 	if (e->attr)
