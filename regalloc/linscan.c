@@ -172,10 +172,20 @@ static int by_start(const void *a, const void *b)
 	return x - y;
 }
 
+/* GDCC_MAX_REGS=N (a testing aid, docs/backend.md): allocate from at most
+ * N registers of each pool, so that every program exercises spill code. */
+static int max_regs(void)
+{
+	const char *e = getenv("GDCC_MAX_REGS");
+	int n = e ? atoi(e) : 0;
+	return n > 0 ? n : 1 << 20;
+}
+
 /* One scan; returns the number of registers spilled. */
 static int scan(MFunc *f, Interval *iv)
 {
 	const Target *t = f->t;
+	int limit = max_regs();
 	int *order = xmalloc((size_t)f->nvregs * sizeof *order), n = 0;
 	for (int v = 0; v < f->nvregs; v++) {
 		f->vregs[v].phys = f->vregs[v].preg;
@@ -203,11 +213,16 @@ static int scan(MFunc *f, Interval *iv)
 			if (f->vregs[w].preg >= 0 && target_root_class(t, f->vregs[w].cls) == root && iv[w].start >= 0 &&
 			    iv[w].start <= iv[v].end && iv[w].end >= iv[v].start)
 				busy[f->vregs[w].preg] = true;
-		int pick = -1;
+		int pick = -1, usable = 0;
 		for (int pass = 0; pass < 2 && pick < 0; pass++) /* caller-saved first */
-			for (int r = 0; r < rc->nregs && pick < 0; r++)
-				if (!busy[r] && !rc->reserved[r] && rc->callee_saved[r] == (pass == 1))
+			for (int r = 0; r < rc->nregs && pick < 0; r++) {
+				if (rc->reserved[r] || rc->callee_saved[r] != (pass == 1))
+					continue;
+				if (usable++ >= limit)
+					break;
+				if (!busy[r])
 					pick = r;
+			}
 		free(busy);
 		if (pick >= 0) {
 			f->vregs[v].phys = pick;
