@@ -24,6 +24,7 @@ typedef struct {
 	const char *sym;
 	int64_t offset;  /* workspace bytes */
 	int64_t numel;
+	int esize;       /* bytes per element */
 } Buf;
 
 typedef struct {
@@ -192,11 +193,13 @@ static BursNode *address(CG *c, int value, const Affine *a, int lanes)
 		idx = idx ? sel_op(f, SEL_ADD_I, idx, term, NULL) : term;
 	}
 	BursNode *base = sel_reg(f, base_of(c, value));
+	int es = c->buf[value].esize ? c->buf[value].esize : 4;
+	int shift = es == 8 ? 3 : es == 4 ? 2 : es == 2 ? 1 : 0;
 	if (!idx)
-		return a->off ? sel_op(f, SEL_ADD_I, base, sel_consti(f, 4 * a->off), NULL) : base;
+		return a->off ? sel_op(f, SEL_ADD_I, base, sel_consti(f, es * a->off), NULL) : base;
 	if (a->off)
 		idx = sel_op(f, SEL_ADD_I, idx, sel_consti(f, a->off), NULL);
-	return sel_op(f, SEL_ADD_I, base, sel_op(f, SEL_SHL_I, idx, sel_consti(f, 2), NULL), NULL);
+	return sel_op(f, SEL_ADD_I, base, shift ? sel_op(f, SEL_SHL_I, idx, sel_consti(f, shift), NULL) : idx, NULL);
 }
 
 static BursNode *load(CG *c, int value, const Affine *a, bool vector)
@@ -259,6 +262,52 @@ static int exp_v(CG *c, int x)
 	BursNode *n = sel_op(f, SEL_CVT_V_W, OPV(SEL_ADD_V, R(fx), K(127.0)), NULL, NULL);
 	BursNode *pow2 = sel_op(f, SEL_BITS_W_V, OPV(SEL_SHL_W, n, sel_consti(f, 23)), NULL, NULL);
 	return keep(c, OPV(SEL_MUL_V, e, pow2), true);
+}
+
+/* A vector of lanes equal i32 values, from read-only data. */
+static BursNode *wconst(CG *c, int32_t v)
+{
+	Shape s = {1, {c->lanes}};
+	Tensor *t = tensor_new(DT_I32, &s);
+	for (int i = 0; i < c->lanes; i++)
+		((int32_t *)t->data)[i] = v;
+	const char *sym = add_data(c->p, t);
+	MFunc *f = c->f;
+	return sel_op(f, SEL_BITS_V_W, sel_op(f, SEL_LOAD_V, sel_sym(f, sym), NULL, NULL), NULL, NULL);
+}
+
+/* log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s),
+ * s = (m - 1) / (m + 1), |s| < 0.172, by its series to s^11 (relative
+ * error below 1e-7); subnormals are scaled first; log 0 = -inf, log of a
+ * negative number = nan. */
+static int log_v(CG *c, int x)
+{
+	MFunc *f = c->f;
+	BursNode *tiny = sel_op(f, SEL_CMPLT_V, R(x), K(1.17549435e-38), NULL);
+	int xs = keep(c, sel_op(f, SEL_SELECT_V, tiny, OPV(SEL_MUL_V, R(x), K(8388608.0)), R(x)), true);
+	int eadj = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(x), K(1.17549435e-38), NULL), K(-23.0), K(0.0)), true);
+	BursNode *ew = OPV(SEL_ADD_W, OPV(SEL_SHR_W, sel_op(f, SEL_BITS_V_W, R(xs), NULL, NULL), sel_consti(f, 23)), wconst(c, -127));
+	int e = keep(c, OPV(SEL_ADD_V, sel_op(f, SEL_CVT_W_V, ew, NULL, NULL), R(eadj)), true);
+	BursNode *mw = OPV(SEL_OR_W, OPV(SEL_AND_W, sel_op(f, SEL_BITS_V_W, R(xs), NULL, NULL), wconst(c, 0x007fffff)),
+			   wconst(c, 0x3f800000));
+	int m = keep(c, sel_op(f, SEL_BITS_W_V, mw, NULL, NULL), true);
+	int big = mfunc_vreg(f, target_class_for(c->t, SORT_M));
+	sel_assign(f, big, sel_op(f, SEL_CMPLT_V, K(1.41421356), R(m), NULL));
+	int m2 = keep(c, sel_op(f, SEL_SELECT_V, R(big), OPV(SEL_MUL_V, R(m), K(0.5)), R(m)), true);
+	int e2 = keep(c, sel_op(f, SEL_SELECT_V, R(big), OPV(SEL_ADD_V, R(e), K(1.0)), R(e)), true);
+	int sv = keep(c, OPV(SEL_DIV_V, OPV(SEL_SUB_V, R(m2), K(1.0)), OPV(SEL_ADD_V, R(m2), K(1.0))), true);
+	int s2 = keep(c, OPV(SEL_MUL_V, R(sv), R(sv)), true);
+	BursNode *pl = K(1.0 / 11.0);
+	static const double q[] = {1.0 / 9.0, 1.0 / 7.0, 1.0 / 5.0, 1.0 / 3.0};
+	for (int i = 0; i < 4; i++)
+		pl = sel_op(f, SEL_FMA_V, pl, R(s2), K(q[i]));
+	int p2 = keep(c, OPV(SEL_MUL_V, pl, R(s2)), true);
+	/* 2 (s + s p) + e ln2 */
+	int lm = keep(c, OPV(SEL_MUL_V, sel_op(f, SEL_FMA_V, R(sv), R(p2), R(sv)), K(2.0)), true);
+	int y = keep(c, sel_op(f, SEL_FMA_V, R(e2), K(0.69314718055994531), R(lm)), true);
+	/* x == 0: -inf; x < 0: nan */
+	int z = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLE_V, R(x), K(0.0), NULL), K(-INFINITY), R(y)), true);
+	return keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(x), K(0.0), NULL), K(NAN), R(z)), true);
 }
 
 /* 1 / (1 + exp(-x)) */
@@ -325,6 +374,7 @@ static BursNode *transcendental(CG *c, const Node *n, BursNode *x, bool vector)
 		y = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(xv), K(0.0), NULL),
 				   OPV(SEL_MUL_V, R(xv), K(attr_f(n, "alpha"))), R(xv)), true);
 		break;
+	case OP_LOG: y = log_v(c, xv); break;
 	case OP_HARDSWISH: {
 		/* x * max(0, min(1, x / 6 + 1 / 2)) */
 		BursNode *h = sel_op(f, SEL_FMA_V, R(xv), K(1.0 / 6.0), K(0.5));
@@ -385,6 +435,7 @@ static BursNode *elementwise(CG *c, const Node *n, BursNode **x, bool vector)
 		return bin(c, SEL_MAX_V, SEL_MAX_F, vector, v, splat(c, 0.0, vector));
 	}
 	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_GELU: case OP_LEAKY_RELU: case OP_HARDSWISH:
+	case OP_LOG:
 		return transcendental(c, n, x[0], vector);
 	case OP_IDENTITY:
 	case OP_DROPOUT:
@@ -405,6 +456,7 @@ static bool is_elementwise(OpKind op)
 	case OP_HARDSIGMOID: case OP_IDENTITY: case OP_DROPOUT:
 		return true;
 	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_GELU: case OP_LEAKY_RELU: case OP_HARDSWISH:
+	case OP_LOG:
 		return true;
 	default:
 		return false;
@@ -587,6 +639,51 @@ static void cg_softmax(CG *c, const Node *n)
 	int sum = row_pass(c, &r, st, x->id, y->id, RED_SUM, exp_shifted, &es, 0);
 	int inv = keep(c, OPV(SEL_DIV_F, splat(c, 1.0, false), R(sum)), false);
 	row_pass(c, &r, st, y->id, y->id, RED_SUM, NULL, NULL, inv);
+	if (jv >= 0)
+		loop_end(c);
+	loop_end(c);
+}
+
+static int exp_shifted_only(CG *c, int xv, const void *ctx)
+{
+	const ExpShift *e = ctx;
+	int d = keep(c, OPV(SEL_SUB_V, R(xv), sel_op(c->f, SEL_BCAST_V, R(e->shift), NULL, NULL)), true);
+	return exp_v(c, d);
+}
+
+/* logsoftmax: x - max - log(sum(exp(x - max))). */
+static void cg_logsoftmax(CG *c, const Node *n)
+{
+	MFunc *f = c->f;
+	const Value *x = n->in[0], *y = n->out[0];
+	int axis = (int)attr_i(n, "axis");
+	if (axis < 0)
+		axis += x->type.shape.rank;
+	Rows r = rows_of(&x->type.shape, axis, axis + 1);
+	int ov = loop_begin(c, 0, r.outer, 1);
+	int jv = r.inner > 1 ? loop_begin(c, 0, r.inner, 1) : -1;
+	Affine st = row_start(&r, ov, jv);
+	int m = row_pass(c, &r, st, x->id, -1, RED_MAX, NULL, NULL, 0);
+	ExpShift es = {m};
+	/* the exponentials go to y as scratch, overwritten below */
+	int sum = row_pass(c, &r, st, x->id, y->id, RED_SUM, exp_shifted_only, &es, 0);
+	int ls = keep(c, sel_op(f, SEL_REDMAX_V, R(log_v(c, keep(c, sel_op(f, SEL_BCAST_V, R(sum), NULL, NULL), true))), NULL, NULL),
+		      false);
+	int shift = keep(c, OPV(SEL_ADD_F, R(m), R(ls)), false);
+	bool vec = r.inner == 1 && r.n >= c->lanes;
+	int64_t vend = vec ? r.n / c->lanes * c->lanes : 0;
+	for (int pass = 0; pass < 2; pass++) {
+		bool vector = pass == 0;
+		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
+		if (hi <= lo)
+			continue;
+		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		Affine a = st;
+		a.t[a.n++] = (Term){iv, vector ? 1 : r.inner};
+		BursNode *sh = vector ? sel_op(f, SEL_BCAST_V, R(shift), NULL, NULL) : R(shift);
+		store(c, y->id, &a, vector, bin(c, SEL_SUB_V, SEL_SUB_F, vector, load(c, x->id, &a, vector), sh));
+		loop_end(c);
+	}
 	if (jv >= 0)
 		loop_end(c);
 	loop_end(c);
@@ -914,7 +1011,7 @@ static bool cg_movement(CG *c, const Node *n)
 static int scratch(CG *c, int64_t numel)
 {
 	int id = c->p->g->nvalues + c->node->id;
-	c->buf[id] = (Buf){BUF_WS, 0, NULL, c->p->workspace_bytes, numel};
+	c->buf[id] = (Buf){BUF_WS, 0, NULL, c->p->workspace_bytes, numel, 4};
 	c->p->workspace_bytes += (numel * 4 + 63) / 64 * 64;
 	c->base[id] = -1;
 	return id;
@@ -1242,6 +1339,10 @@ static bool lower_node(CG *c, const Node *n)
 		cg_softmax(c, n);
 		return true;
 	}
+	if (f32 && n->op == OP_LOGSOFTMAX) {
+		cg_logsoftmax(c, n);
+		return true;
+	}
 	if (f32 && (n->op == OP_GLOBAL_AVGPOOL || n->op == OP_GLOBAL_MAXPOOL)) {
 		cg_global_pool(c, n);
 		return true;
@@ -1286,12 +1387,14 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	c.base = xmalloc((size_t)(g->nvalues + g->nnodes) * sizeof *c.base);
 	int arg = 0;
 	for (int i = 0; i < g->ninputs; i++)
-		c.buf[g->inputs[i]->id] = (Buf){BUF_ARG, arg++, NULL, 0, shape_numel(&g->inputs[i]->type.shape)};
+		c.buf[g->inputs[i]->id] = (Buf){BUF_ARG, arg++, NULL, 0, shape_numel(&g->inputs[i]->type.shape),
+						(int)dtype_size(g->inputs[i]->type.dtype)};
 	int first_out = arg;
 	for (int i = 0; i < g->noutputs; i++) {
 		const Value *v = g->outputs[i];
 		if (!v->is_input)
-			c.buf[v->id] = (Buf){BUF_ARG, first_out + i, NULL, 0, shape_numel(&v->type.shape)};
+			c.buf[v->id] = (Buf){BUF_ARG, first_out + i, NULL, 0, shape_numel(&v->type.shape),
+					     (int)dtype_size(v->type.dtype)};
 	}
 	arg = first_out + g->noutputs;
 	p->nargs = arg + 1;
@@ -1309,9 +1412,9 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 					c.ok = false;
 					continue;
 				}
-				c.buf[v->id] = (Buf){BUF_CONST, 0, add_data(p, data), 0, numel};
+				c.buf[v->id] = (Buf){BUF_CONST, 0, add_data(p, data), 0, numel, (int)dtype_size(v->type.dtype)};
 			} else {
-				c.buf[v->id] = (Buf){BUF_WS, 0, NULL, p->workspace_bytes, numel};
+				c.buf[v->id] = (Buf){BUF_WS, 0, NULL, p->workspace_bytes, numel, (int)dtype_size(v->type.dtype)};
 				p->workspace_bytes += (numel * (int64_t)dtype_size(v->type.dtype) + 63) / 64 * 64;
 			}
 		}
