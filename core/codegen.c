@@ -202,9 +202,16 @@ static BursNode *address(CG *c, int value, const Affine *a, int lanes)
 	return sel_op(f, SEL_ADD_I, base, shift ? sel_op(f, SEL_SHL_I, idx, sel_consti(f, shift), NULL) : idx, NULL);
 }
 
+static bool is_i64(CG *c, int value)
+{
+	return c->buf[value].esize == 8;
+}
+
 static BursNode *load(CG *c, int value, const Affine *a, bool vector)
 {
 	MFunc *f = c->f;
+	if (is_i64(c, value))
+		return sel_op(f, SEL_LOAD_I, address(c, value, a, 1), NULL, NULL);
 	if (vector)
 		return sel_op(f, SEL_LOAD_V, address(c, value, a, c->lanes), NULL, NULL);
 	return sel_op(f, SEL_LOAD_F, address(c, value, a, 1), NULL, NULL);
@@ -213,6 +220,10 @@ static BursNode *load(CG *c, int value, const Affine *a, bool vector)
 static void store(CG *c, int value, const Affine *a, bool vector, BursNode *v)
 {
 	MFunc *f = c->f;
+	if (is_i64(c, value)) {
+		sel_effect(f, sel_op(f, SEL_STORE_I, address(c, value, a, 1), v, NULL));
+		return;
+	}
 	sel_effect(f, sel_op(f, vector ? SEL_STORE_V : SEL_STORE_F, address(c, value, a, vector ? c->lanes : 1), v, NULL));
 }
 
@@ -310,6 +321,29 @@ static int log_v(CG *c, int x)
 	return keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(x), K(0.0), NULL), K(NAN), R(z)), true);
 }
 
+/* pow(a, b) as C's pow: |a|^b = exp(b log |a|); a negative base takes an
+ * integer exponent's sign, else gives nan; b = 0 gives 1. */
+static int pow_v(CG *c, int a, int b)
+{
+	MFunc *f = c->f;
+	int la = log_v(c, keep(c, sel_op(f, SEL_ABS_V, R(a), NULL, NULL), true));
+	int mag = exp_v(c, keep(c, OPV(SEL_MUL_V, R(b), R(la)), true));
+	int rb = keep(c, sel_op(f, SEL_ROUND_V, R(b), NULL, NULL), true);
+	int hb = keep(c, OPV(SEL_MUL_V, R(b), K(0.5)), true);
+	int rh = keep(c, sel_op(f, SEL_ROUND_V, R(hb), NULL, NULL), true);
+	/* odd integer exponent: round(b / 2) != b / 2 */
+	int neg = keep(c, sel_op(f, SEL_NEG_V, R(mag), NULL, NULL), true);
+	int odd = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(rh), R(hb), NULL), R(neg),
+				 sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(hb), R(rh), NULL), R(neg), R(mag))), true);
+	/* an integer exponent: round(b) == b */
+	int ib = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(rb), R(b), NULL), K(NAN),
+				sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(b), R(rb), NULL), K(NAN), R(odd))), true);
+	int y = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(a), K(0.0), NULL), R(ib), R(mag)), true);
+	/* b == 0: 1 */
+	return keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(b), K(0.0), NULL), R(y),
+			      sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, K(0.0), R(b), NULL), R(y), K(1.0))), true);
+}
+
 /* 1 / (1 + exp(-x)) */
 static int sigmoid_v(CG *c, int x)
 {
@@ -390,8 +424,15 @@ static BursNode *transcendental(CG *c, const Node *n, BursNode *x, bool vector)
 }
 
 /* ---- elementwise kernels --------------------------------------------------- */
+static bool int_mode; /* the kernel being built works on i64 elements */
+
 static BursNode *bin(CG *c, SelOp vop, SelOp sop, bool vector, BursNode *a, BursNode *b)
 {
+	if (int_mode) {
+		SelOp iop = sop == SEL_ADD_F ? SEL_ADD_I : sop == SEL_SUB_F ? SEL_SUB_I : sop == SEL_MUL_F ? SEL_MUL_I
+			  : sop == SEL_MIN_F ? SEL_MIN_I : SEL_COUNT;
+		return iop == SEL_COUNT ? NULL : sel_op(c->f, iop, a, b, NULL);
+	}
 	return sel_op(c->f, vector ? vop : sop, a, b, NULL);
 }
 
@@ -404,6 +445,12 @@ static BursNode *elementwise(CG *c, const Node *n, BursNode **x, bool vector)
 	case OP_SUB: return bin(c, SEL_SUB_V, SEL_SUB_F, vector, x[0], x[1]);
 	case OP_MUL: return bin(c, SEL_MUL_V, SEL_MUL_F, vector, x[0], x[1]);
 	case OP_DIV: return bin(c, SEL_DIV_V, SEL_DIV_F, vector, x[0], x[1]);
+	case OP_POW: {
+		int a = keep(c, vector ? x[0] : sel_op(f, SEL_BCAST_V, x[0], NULL, NULL), true);
+		int b = keep(c, vector ? x[1] : sel_op(f, SEL_BCAST_V, x[1], NULL, NULL), true);
+		int y = pow_v(c, a, b);
+		return vector ? R(y) : sel_op(f, SEL_REDMAX_V, R(y), NULL, NULL);
+	}
 	case OP_MAX:
 	case OP_MIN:
 	case OP_SUM: {
@@ -414,7 +461,10 @@ static BursNode *elementwise(CG *c, const Node *n, BursNode **x, bool vector)
 			acc = bin(c, vo, so, vector, acc, x[i]);
 		return acc;
 	}
-	case OP_NEG: return sel_op(f, vector ? SEL_NEG_V : SEL_NEG_F, x[0], NULL, NULL);
+	case OP_NEG:
+		if (int_mode)
+			return sel_op(f, SEL_SUB_I, sel_consti(f, 0), x[0], NULL);
+		return sel_op(f, vector ? SEL_NEG_V : SEL_NEG_F, x[0], NULL, NULL);
 	case OP_ABS: return sel_op(f, vector ? SEL_ABS_V : SEL_ABS_F, x[0], NULL, NULL);
 	case OP_SQRT: return sel_op(f, vector ? SEL_SQRT_V : SEL_SQRT_F, x[0], NULL, NULL);
 	case OP_RECIPROCAL: return bin(c, SEL_DIV_V, SEL_DIV_F, vector, splat(c, 1.0, vector), x[0]);
@@ -451,7 +501,7 @@ static BursNode *elementwise(CG *c, const Node *n, BursNode **x, bool vector)
 static bool is_elementwise(OpKind op)
 {
 	switch (op) {
-	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAX: case OP_MIN: case OP_SUM:
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAX: case OP_MIN: case OP_SUM: case OP_POW:
 	case OP_NEG: case OP_ABS: case OP_SQRT: case OP_RECIPROCAL: case OP_RELU: case OP_CLIP:
 	case OP_HARDSIGMOID: case OP_IDENTITY: case OP_DROPOUT:
 		return true;
@@ -491,7 +541,9 @@ static void cg_elementwise(CG *c, const Node *n)
 	for (int d = 0; d < r - 1; d++)
 		vars[d] = loop_begin(c, 0, s.dim[d], 1);
 	int64_t inner = s.dim[r - 1];
-	int64_t vend = inner / c->lanes * c->lanes;
+	int64_t vend = int_mode ? 0 : inner / c->lanes * c->lanes;
+	if (shape_numel(&s) == 0)
+		vend = inner = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : inner;
@@ -866,7 +918,7 @@ static void cg_copy(CG *c, int in_v, int64_t in_off, const int64_t *icoef, int o
 	for (int d = 0; d < r - 1; d++)
 		vars[d] = loop_begin(c, 0, s.dim[d], 1);
 	int64_t inner = s.dim[r - 1];
-	bool can_vec = oc[r - 1] == 1 && (ic[r - 1] == 1 || ic[r - 1] == 0);
+	bool can_vec = oc[r - 1] == 1 && (ic[r - 1] == 1 || ic[r - 1] == 0) && !is_i64(c, out_v);
 	int64_t vend = can_vec ? inner / c->lanes * c->lanes : 0;
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
@@ -896,6 +948,15 @@ static void cg_copy(CG *c, int in_v, int64_t in_off, const int64_t *icoef, int o
 /* Every element of a value set to v. */
 static void cg_fill(CG *c, int out_v, double v, int64_t numel)
 {
+	if (is_i64(c, out_v)) {
+		if (numel > 0) {
+			int iv = loop_begin(c, 0, numel, 1);
+			Affine oa = {0, {{iv, 1}}, 1};
+			store(c, out_v, &oa, false, sel_consti(c->f, (int64_t)v));
+			loop_end(c);
+		}
+		return;
+	}
 	int64_t vend = numel / c->lanes * c->lanes;
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
@@ -911,6 +972,8 @@ static void cg_fill(CG *c, int out_v, double v, int64_t numel)
 
 static bool cg_movement(CG *c, const Node *n)
 {
+	if (n->nin == 0)
+		return false;
 	const Value *x = n->in[0];
 	Shape is = x->type.shape;
 	int64_t istr[MAX_RANK], ostr[MAX_RANK], ic[MAX_RANK] = {0};
@@ -1325,8 +1388,39 @@ static bool lower_node(CG *c, const Node *n)
 		base_of(c, n->in[i]->id);
 	if (n->out[0]->nuses || n->out[0]->is_output)
 		base_of(c, n->out[0]->id);
+	bool i64 = dt == DT_I64 && n->out[0]->type.dtype == DT_I64;
+	for (int i = 0; i < n->nin; i++)
+		i64 &= n->in[i]->type.dtype == DT_I64;
+	int_mode = false;
 	if (f32 && (is_elementwise(n->op) || is_copy(n->op)) && !(n->op == OP_DROPOUT && n->nout > 1)) {
 		cg_elementwise(c, n);
+		return true;
+	}
+	if (i64 && (is_copy(n->op) || n->op == OP_IDENTITY || n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL ||
+		    n->op == OP_MIN || n->op == OP_SUM || n->op == OP_NEG)) {
+		int_mode = true;
+		cg_elementwise(c, n);
+		int_mode = false;
+		return true;
+	}
+	if (i64 && cg_movement(c, n))
+		return true;
+	if (n->op == OP_SHAPE) {
+		const Value *y = n->out[0];
+		const int64_t *in = n->in[0]->type.shape.dim;
+		int64_t k = shape_numel(&y->type.shape), start = attr_i(n, "start");
+		if (start < 0)
+			start += n->in[0]->type.shape.rank;
+		if (start < 0)
+			start = 0;
+		for (int64_t i = 0; i < k; i++) {
+			Affine a = {i, {{0}}, 0};
+			store(c, y->id, &a, false, sel_consti(c->f, in[start + i]));
+		}
+		return true;
+	}
+	if (n->op == OP_CONSTANT_OF_SHAPE && (n->out[0]->type.dtype == DT_F32 || n->out[0]->type.dtype == DT_I64)) {
+		cg_fill(c, n->out[0]->id, attr_f(n, "value"), shape_numel(&n->out[0]->type.shape));
 		return true;
 	}
 	if (f32 && (n->op == OP_MATMUL || n->op == OP_GEMM)) {
