@@ -172,6 +172,16 @@ static int by_start(const void *a, const void *b)
 	return x - y;
 }
 
+static SelOp load_op(Sort s)
+{
+	return s == SORT_I ? SEL_LOAD_I : s == SORT_F ? SEL_LOAD_F : s == SORT_V ? SEL_LOAD_V : SEL_COUNT;
+}
+
+static SelOp store_op(Sort s)
+{
+	return s == SORT_I ? SEL_STORE_I : s == SORT_F ? SEL_STORE_F : s == SORT_V ? SEL_STORE_V : SEL_COUNT;
+}
+
 /* GDCC_MAX_REGS=N (a testing aid, docs/backend.md): allocate from at most
  * N registers of each pool, so that every program exercises spill code. */
 static int max_regs(void)
@@ -229,15 +239,18 @@ static int scan(MFunc *f, Interval *iv)
 			active[nact++] = v;
 			continue;
 		}
-		/* spill the interval of this pool that ends last */
-		int victim = f->vregs[v].no_spill ? -1 : v;
+		/* spill the interval of this pool that ends last (values of a
+		 * sort the target cannot load and store stay in registers) */
+#define SPILLABLE(x) (!f->vregs[x].no_spill && load_op(t->regclasses[f->vregs[x].cls].sort) != SEL_COUNT)
+		int victim = SPILLABLE(v) ? v : -1;
 		for (int a = 0; a < nact; a++) {
 			int w = active[a];
-			if (target_root_class(t, f->vregs[w].cls) != root || f->vregs[w].no_spill)
+			if (target_root_class(t, f->vregs[w].cls) != root || !SPILLABLE(w))
 				continue;
 			if (victim < 0 || iv[w].end > iv[victim].end)
 				victim = w;
 		}
+#undef SPILLABLE
 		if (victim < 0) {
 			spills = -1; /* nothing can give way */
 			break;
@@ -255,16 +268,6 @@ static int scan(MFunc *f, Interval *iv)
 	free(order);
 	free(active);
 	return spills;
-}
-
-static SelOp load_op(Sort s)
-{
-	return s == SORT_I ? SEL_LOAD_I : s == SORT_F ? SEL_LOAD_F : s == SORT_V ? SEL_LOAD_V : SEL_COUNT;
-}
-
-static SelOp store_op(Sort s)
-{
-	return s == SORT_I ? SEL_STORE_I : s == SORT_F ? SEL_STORE_F : s == SORT_V ? SEL_STORE_V : SEL_COUNT;
 }
 
 static BursNode *slot_addr(MFunc *f, int off)

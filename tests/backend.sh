@@ -2,7 +2,7 @@
 # The x86-avx2 backend end to end: each model in tests/backend and each
 # example compiles (-S, with its manifest), assembles, links, runs natively
 # and matches the reference interpreter (run --check); then again with the
-# allocator limited to 3 registers per pool (GDCC_MAX_REGS=3), which forces
+# allocator limited to 4 registers per pool (GDCC_MAX_REGS=4), which forces
 # spill code everywhere, and the frame must show the spill slots.
 set -u
 GDCC=${GDCC:-./gdcc}
@@ -23,11 +23,11 @@ for m in "$SRCDIR"/tests/backend/*.ir "$SRCDIR"/examples/*.ir; do
 	if cc -c -o "$tmp/$name.o" "$tmp/$name.s" 2>"$tmp/err"; then ok; else bad "$name: does not assemble"; cat "$tmp/err"; fi
 	if "$GDCC" run "$m" -t x86-avx2 --check --seed 3 >"$tmp/out" 2>&1; then ok; else bad "$name: run --check"; cat "$tmp/out"; fi
 	case $name in resnet_block|bert_layer) continue ;; esac # big: the spill run is for the small ones
-	if GDCC_MAX_REGS=3 "$GDCC" run "$m" -t x86-avx2 --check --seed 4 >"$tmp/out" 2>&1; then ok; else
-		bad "$name: run --check with 3 registers"; cat "$tmp/out"; fi
-	GDCC_MAX_REGS=3 "$GDCC" -S -t x86-avx2 "$m" -o "$tmp/$name.3.s" 2>/dev/null
-	frame=$(sed -n 's/.*"frame_bytes": \([0-9]*\).*/\1/p' "$tmp/$name.3.s.json")
-	[ "${frame:-0}" -gt 0 ] && ok || bad "$name: no spill slots with 3 registers"
+	if GDCC_MAX_REGS=4 "$GDCC" run "$m" -t x86-avx2 --check --seed 4 >"$tmp/out" 2>&1; then ok; else
+		bad "$name: run --check with 4 registers"; cat "$tmp/out"; fi
+	GDCC_MAX_REGS=4 "$GDCC" -S -t x86-avx2 "$m" -o "$tmp/$name.4.s" 2>/dev/null
+	frame=$(sed -n 's/.*"frame_bytes": \([0-9]*\).*/\1/p' "$tmp/$name.4.s.json")
+	[ "${frame:-0}" -gt 0 ] && ok || bad "$name: no spill slots with 4 registers"
 done
 echo "backend: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
