@@ -7,6 +7,7 @@
  * The trees use only the vocabulary of sel.def; which instructions cover
  * them is the target's business (isel.c). */
 #include <math.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1458,6 +1459,8 @@ static bool lower_node(CG *c, const Node *n)
 
 Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 {
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	Program *p = xcalloc(1, sizeof *p);
 	p->t = t;
 	p->g = g;
@@ -1559,10 +1562,23 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	sel_effect(f, sel_op(f, SEL_RET, NULL, NULL, NULL));
 	free(c.buf);
 	free(c.base);
-	if (!c.ok || !isel_function(f, d) || !regalloc_function(f, d)) {
+	struct timespec t1, t2, t3;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	p->seconds[0] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	if (!c.ok || !isel_function(f, d)) {
 		program_free(p);
 		return NULL;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	p->seconds[1] = (double)(t2.tv_sec - t1.tv_sec) + 1e-9 * (double)(t2.tv_nsec - t1.tv_nsec);
+	if (!regalloc_function(f, d)) {
+		program_free(p);
+		return NULL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t3);
+	p->seconds[2] = (double)(t3.tv_sec - t2.tv_sec) + 1e-9 * (double)(t3.tv_nsec - t2.tv_nsec);
+	for (int v = 0; v < f->nvregs; v++)
+		p->spill_slots += f->vregs[v].slot >= 0;
 	return p;
 }
 

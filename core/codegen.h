@@ -27,7 +27,12 @@ typedef struct {
 	int nargs;            /* inputs + outputs + 1 (the workspace) */
 	FILE *loops;          /* --emit=loops: the Loop IR as it is built */
 	int nkernels;
+	double seconds[3];    /* lowering, selection, allocation */
+	int spill_slots;
 } Program;
+
+/* The report (--report=FILE, schema gdcc.report v1, docs/reports.md). */
+void program_report(FILE *out, const Program *p, uint64_t hash, const double *front_seconds);
 
 /* Compile g for t; NULL after errors (an op not lowered yet for the target
  * is an error naming op, dtype and target).  `loops`, if given, receives a

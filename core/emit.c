@@ -4,9 +4,11 @@
  * manifest.  The section and symbol directives are GNU as's, which both
  * the x86 and the RISC-V toolchains read. */
 #include <inttypes.h>
+#include <sys/resource.h>
 #include <string.h>
 
 #include "codegen.h"
+#include "legality.h"
 #include "config.h"
 #include "ops.h"
 #include "printer.h"
@@ -175,4 +177,77 @@ void program_manifest(FILE *o, const Program *p, uint64_t model_hash)
 	fprintf(o, "  ],\n  \"workspace\": {\"arg\": %d, \"bytes\": %lld},\n", p->nargs - 1, (long long)p->workspace_bytes);
 	fprintf(o, "  \"code\": {\"instructions\": %d, \"frame_bytes\": %d, \"kernels\": %d}\n}\n", p->f->ninsts,
 		p->f->frame_bytes, p->nkernels);
+}
+
+/* The work of a node for the cost model: output elements, times the
+ * reduction length for rows costed per multiply-accumulate. */
+static double node_work(const Node *n, const LegalEntry *e)
+{
+	double out = (double)shape_numel(&n->out[0]->type.shape);
+	if (!e->cost_per_mac)
+		return out;
+	if (n->op == OP_MATMUL || n->op == OP_GEMM) {
+		const Shape *a = &n->in[0]->type.shape;
+		bool ta = n->op == OP_GEMM && attr_i(n, "trans_a");
+		return out * (double)(ta ? a->dim[0] : a->dim[a->rank - 1]);
+	}
+	if (n->op == OP_CONV) {
+		const Shape *w = &n->in[1]->type.shape;
+		double k = 1;
+		for (int i = 1; i < w->rank; i++)
+			k *= (double)w->dim[i];
+		return out * k;
+	}
+	return out;
+}
+
+void program_report(FILE *o, const Program *p, uint64_t hash, const double *front)
+{
+	const Graph *g = p->g;
+	const Target *t = p->t;
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(o, "{\n  \"schema\": \"gdcc.report\",\n  \"schema_version\": 1,\n  \"generator\": \"gdcc %s\",\n",
+		PACKAGE_VERSION);
+	fprintf(o, "  \"model\": \"%s\",\n  \"target\": \"%s\",\n  \"md_hash\": \"%016llx\",\n", g->name, t->name,
+		(unsigned long long)t->md_hash);
+	fprintf(o, "  \"content_hash\": \"%016llx\",\n", (unsigned long long)hash);
+	static const char *const names[] = {"parse+verify", "legality", "lower", "select", "allocate"};
+	double secs[5] = {front[0], front[1], p->seconds[0], p->seconds[1], p->seconds[2]};
+	fputs("  \"passes\": [", o);
+	for (int i = 0; i < 5; i++)
+		fprintf(o, "%s\n    {\"name\": \"%s\", \"seconds\": %.6f}", i ? "," : "", names[i], secs[i]);
+	fprintf(o, "\n  ],\n  \"peak_rss_kib\": %ld,\n  \"nodes\": [", ru.ru_maxrss);
+	double total = 0;
+	int k = 0;
+	for (int i = 0; i < g->nnodes; i++) {
+		const Node *n = g->nodes[i];
+		if (n->op == OP_CONSTANT)
+			continue;
+		const LegalEntry *e = target_legality(t, n);
+		char ty[160];
+		type_str(n->nin ? &n->in[0]->type : &n->out[0]->type, ty, sizeof ty);
+		double cycles = e && e->cost >= 0 ? e->cost * node_work(n, e) : -1;
+		if (cycles >= 0)
+			total += cycles;
+		fprintf(o, "%s\n    {\"name\": \"%s\", \"op\": \"%s\", \"type\": \"%s\", \"action\": \"%s\", \"rule\": ",
+			k++ ? "," : "", n->out[0]->name, op_info[n->op].name, ty, e ? legal_action_name(e->action) : "none");
+		if (e && e->rule)
+			fprintf(o, "\"%s\"", e->rule);
+		else
+			fputs("null", o);
+		if (cycles >= 0)
+			fprintf(o, ", \"estimated_cycles\": %.0f", cycles);
+		else
+			fputs(", \"estimated_cycles\": null", o);
+		fprintf(o, ", \"source\": \"%s:%d\"}", e ? e->file : "", e ? e->line : 0);
+	}
+	int bytes = 0;
+	for (int i = 0; i < p->f->ninsts; i++)
+		if (p->f->insts[i].kind == MI_RULE)
+			bytes += t->rules[p->f->insts[i].rule].size;
+	fprintf(o, "\n  ],\n  \"estimated_cycles\": %.0f,\n", total);
+	fprintf(o, "  \"code\": {\"instructions\": %d, \"bytes\": %d, \"kernels\": %d, \"spill_slots\": %d, "
+		   "\"frame_bytes\": %d, \"workspace_bytes\": %lld}\n}\n",
+		p->f->ninsts, bytes, p->nkernels, p->spill_slots, p->f->frame_bytes, (long long)p->workspace_bytes);
 }

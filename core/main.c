@@ -7,6 +7,7 @@
  * Exit status: 0 success, 1 invalid input (model, .npy), 2 bad command
  * line, 3 failure while running (a kernel error, an unwritable file). */
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -49,6 +50,7 @@ static void usage(FILE *out)
 	      "      --emit=STAGE     print a stage: ir (the verified graph in model.ir syntax),\n"
 	      "                       legality (each node's decision on the -t target),\n"
 	      "                       loops (the Loop IR), mir (instructions after allocation)\n"
+	      "      --report=FILE    with -S (or run -t): the compilation report as JSON\n"
 	      "      --list-ops       list the op table: operands, results, attributes\n"
 	      "      --list-targets   list the targets this build knows\n"
 	      "      --print-legality print the -t target's legality table (no model needed)\n"
@@ -102,14 +104,25 @@ static void list_ops(void)
 	}
 }
 
+static double front_seconds[2]; /* parse+verify, legality: for --report */
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Check the model; NULL after printing the errors. */
 static Graph *load_and_verify(const char *path, Diag *d)
 {
+	double t0 = now();
 	Graph *g = load_model(path, d);
 	if (g && !graph_verify(g, d)) {
 		graph_free(g);
 		g = NULL;
 	}
+	front_seconds[0] = now() - t0;
 	return g;
 }
 
@@ -207,11 +220,30 @@ static uint64_t content_hash(const Graph *g, const Target *t)
 	return h;
 }
 
+static const char *report_path; /* --report=FILE */
+
+static void write_report(FILE *out, const void *ctx)
+{
+	const ProgramJob *j = ctx;
+	program_report(out, j->p, j->hash, front_seconds);
+}
+
 static Program *compile(const Graph *g, const Target *t, FILE *loops, Diag *d)
 {
-	if (!legality_check(g, t, d, NULL))
+	double t0 = now();
+	bool ok = legality_check(g, t, d, NULL);
+	front_seconds[1] = now() - t0;
+	if (!ok)
 		return NULL;
-	return codegen(g, t, loops, d);
+	Program *p = codegen(g, t, loops, d);
+	if (p && report_path) {
+		ProgramJob job = {p, content_hash(g, t)};
+		if (write_output(report_path, write_report, &job) != 0) {
+			program_free(p);
+			return NULL;
+		}
+	}
+	return p;
 }
 
 static void list_targets(void)
@@ -252,6 +284,7 @@ static int cmd_check(int argc, char **argv)
 		{"list-ops", no_argument, NULL, 'L'},
 		{"list-targets", no_argument, NULL, 'T'},
 		{"print-legality", no_argument, NULL, 'P'},
+		{"report", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -265,6 +298,7 @@ static int cmd_check(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 't': target_name = optarg; break;
 		case 'S': assemble = true; break;
+		case 'R': report_path = optarg; break;
 		case 'e':
 			if (strcmp(optarg, "ir") != 0 && strcmp(optarg, "legality") != 0 && strcmp(optarg, "loops") != 0 &&
 			    strcmp(optarg, "mir") != 0)
@@ -615,6 +649,7 @@ static int cmd_run(int argc, char **argv)
 		{"print", no_argument, NULL, 'p'},
 		{"target", required_argument, NULL, 't'},
 		{"check", no_argument, NULL, 'c'},
+		{"report", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -657,6 +692,7 @@ static int cmd_run(int argc, char **argv)
 		}
 		case 'p': print = true; break;
 		case 'c': check = true; break;
+		case 'R': report_path = optarg; break;
 		case 't': target = optarg; break;
 		case 'h': usage(stdout); goto done;
 		case ':': rc = usage_error("option '%s' needs an argument", argv[optind - 1]); goto done;
