@@ -33,6 +33,7 @@ typedef struct {
 	int64_t lo, hi;
 	int step;
 	int label;
+	bool dead;       /* no iteration (an empty dimension): jumped over */
 } Loop;
 
 typedef struct {
@@ -42,7 +43,7 @@ typedef struct {
 
 typedef struct {
 	int64_t off;
-	Term t[8];
+	Term t[16];
 	int n;
 } Affine;
 
@@ -102,13 +103,19 @@ static int loop_begin(CG *c, int64_t lo, int64_t hi, int step)
 	int v = mfunc_vreg(f, c->icls);
 	sel_assign(f, v, sel_consti(f, lo));
 	int label = sel_new_label(f);
+	if (hi <= lo) {
+		/* an empty dimension: the body is never run */
+		sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), label);
+		c->loops[c->nloops++] = (Loop){v, lo, hi, step, label, true};
+		return v;
+	}
 	sel_label(f, label);
 	if (c->p->loops) {
 		indent(c);
 		fprintf(c->p->loops, "for %%v%d in [%lld, %lld) step %d%s\n", v, (long long)lo, (long long)hi, step,
 			step > 1 ? " (vector)" : "");
 	}
-	c->loops[c->nloops++] = (Loop){v, lo, hi, step, label};
+	c->loops[c->nloops++] = (Loop){v, lo, hi, step, label, false};
 	return v;
 }
 
@@ -116,6 +123,10 @@ static void loop_end(CG *c)
 {
 	MFunc *f = c->f;
 	Loop l = c->loops[--c->nloops];
+	if (l.dead) {
+		sel_label(f, l.label);
+		return;
+	}
 	sel_assign(f, l.var, sel_op(f, SEL_ADD_I, sel_reg(f, l.var), sel_consti(f, l.step), NULL));
 	sel_branch(f, sel_op(f, SEL_BRLT_I, sel_reg(f, l.var), sel_consti(f, l.hi), NULL), l.label);
 }
@@ -136,6 +147,9 @@ static const char *value_name(CG *c, int value)
 /* The Loop IR's contract: every access lies inside its buffer. */
 static void check_access(CG *c, int value, const Affine *a, int lanes)
 {
+	for (int i = 0; i < c->nloops; i++)
+		if (c->loops[i].dead)
+			return; /* never executed */
 	int64_t lo = a->off, hi = a->off;
 	for (int i = 0; i < a->n; i++) {
 		const Loop *l = loop_of(c, a->t[i].var);
@@ -352,14 +366,31 @@ static int sigmoid_v(CG *c, int x)
 	return keep(c, OPV(SEL_DIV_V, K(1.0), OPV(SEL_ADD_V, K(1.0), R(e))), true);
 }
 
-/* tanh x = 2 sigmoid(2x) - 1 (absolute error ~1e-7 near 0) */
+/* Near zero, where a formula loses relative accuracy: the odd series
+ * x (c0 + c1 x^2 + c2 x^4 + c3 x^6), chosen for |x| < 0.1. */
+static int small_odd(CG *c, int x, int formula, const double *cf)
+{
+	MFunc *f = c->f;
+	int x2 = keep(c, OPV(SEL_MUL_V, R(x), R(x)), true);
+	BursNode *p = sel_op(f, SEL_FMA_V, sel_op(f, SEL_FMA_V, sel_op(f, SEL_FMA_V, K(cf[3]), R(x2), K(cf[2])), R(x2), K(cf[1])),
+			     R(x2), K(cf[0]));
+	int series = keep(c, OPV(SEL_MUL_V, p, R(x)), true);
+	BursNode *small = sel_op(f, SEL_CMPLT_V, sel_op(f, SEL_ABS_V, R(x), NULL, NULL), K(0.1), NULL);
+	return keep(c, sel_op(f, SEL_SELECT_V, small, R(series), R(formula)), true);
+}
+
+/* tanh x = 2 sigmoid(2x) - 1, and its series near 0 (relative error
+ * below 1e-6 everywhere). */
 static int tanh_v(CG *c, int x)
 {
 	int s = sigmoid_v(c, keep(c, OPV(SEL_MUL_V, R(x), K(2.0)), true));
-	return keep(c, sel_op(c->f, SEL_FMA_V, R(s), K(2.0), K(-1.0)), true);
+	int t = keep(c, sel_op(c->f, SEL_FMA_V, R(s), K(2.0), K(-1.0)), true);
+	static const double cf[] = {1.0, -1.0 / 3.0, 2.0 / 15.0, -17.0 / 315.0};
+	return small_odd(c, x, t, cf);
 }
 
-/* erf, Abramowitz & Stegun 7.1.26: |error| <= 1.5e-7. */
+/* erf, Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7), and its series
+ * near 0 for relative accuracy there. */
 static int erf_v(CG *c, int x)
 {
 	MFunc *f = c->f;
@@ -374,7 +405,11 @@ static int erf_v(CG *c, int x)
 	int y = keep(c, OPV(SEL_SUB_V, K(1.0), OPV(SEL_MUL_V, R(poly), R(e))), true);
 	/* the sign of x */
 	BursNode *neg = sel_op(f, SEL_CMPLT_V, R(x), K(0.0), NULL);
-	return keep(c, sel_op(f, SEL_SELECT_V, neg, sel_op(f, SEL_NEG_V, R(y), NULL, NULL), R(y)), true);
+	int r = keep(c, sel_op(f, SEL_SELECT_V, neg, sel_op(f, SEL_NEG_V, R(y), NULL, NULL), R(y)), true);
+	/* near 0: 2/sqrt(pi) (x - x^3/3 + x^5/10 - x^7/42) */
+	static const double k = 1.1283791670955126;
+	static const double cf[] = {k, -k / 3.0, k / 10.0, -k / 42.0};
+	return small_odd(c, x, r, cf);
 }
 
 static int gelu_v(CG *c, const Node *n, int x)
