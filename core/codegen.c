@@ -1295,6 +1295,157 @@ static bool cg_pool(CG *c, const Node *n)
 }
 
 /* ---- matmul and gemm -------------------------------------------------------- */
+typedef struct {
+	const Value *A, *B, *C, *Y;
+	int64_t M, N, K, a_m, a_k, b_k;
+	double alpha, beta;
+	int64_t cstr[2];
+	int nbatch;
+	int bv[MAX_RANK];
+	int64_t astr[MAX_RANK], bstr[MAX_RANK], ystr[MAX_RANK];
+} MatmulCtx;
+
+/* An access through a moving pointer (ptr + disp bytes), checked as the
+ * affine access it stands for. */
+static BursNode *ptr_access(CG *c, int value, const Affine *equiv, int lanes, int ptr, int64_t disp)
+{
+	check_access(c, value, equiv, lanes);
+	if (c->p->loops) {
+		indent(c);
+		fprintf(c->p->loops, "  %s %s[%lld", lanes > 1 ? "vector" : "scalar", value_name(c, value), (long long)equiv->off);
+		for (int i = 0; i < equiv->n; i++)
+			fprintf(c->p->loops, " + %lld*%%v%d", (long long)equiv->t[i].coef, equiv->t[i].var);
+		fprintf(c->p->loops, "] via pointer %%v%d%+lld\n", ptr, (long long)disp);
+	}
+	BursNode *p = sel_reg(c->f, ptr);
+	return disp ? sel_op(c->f, SEL_ADD_I, p, sel_consti(c->f, disp), NULL) : p;
+}
+
+/* One register block: mr rows x nr vectors of Y, accumulators in registers
+ * across the k loop; A and B walked by pointers (a broadcast of A and nr
+ * loads of B feed mr * nr FMAs per k). */
+static void matmul_block(CG *c, const MatmulCtx *m, int mv, int nv, int mr, int nr, int64_t k0, int64_t k1)
+{
+	MFunc *f = c->f;
+	bool first = k0 == 0, last = k1 == m->K;
+	int acc[8][2];
+	for (int i = 0; i < mr; i++)
+		for (int j = 0; j < nr; j++) {
+			if (first) {
+				acc[i][j] = keep(c, splat(c, 0.0, true), true);
+			} else { /* the partial sums of the earlier k blocks */
+				Affine ya = {i * m->N + j * c->lanes, {{mv, m->N}, {nv, 1}}, 2};
+				for (int q = 0; q < m->nbatch; q++)
+					ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
+				acc[i][j] = keep(c, load(c, m->Y->id, &ya, true), true);
+			}
+		}
+	/* pointers to A[m, k0] and B[k0, n] */
+	Affine aa = {k0 * m->a_k, {{mv, m->a_m}}, 1}, ba = {k0 * m->b_k, {{nv, 1}}, 1};
+	for (int i = 0; i < m->nbatch; i++) {
+		aa.t[aa.n++] = (Term){m->bv[i], m->astr[i]};
+		ba.t[ba.n++] = (Term){m->bv[i], m->bstr[i]};
+	}
+	int pa = mfunc_vreg(f, c->icls), pb = mfunc_vreg(f, c->icls);
+	sel_assign(f, pa, address(c, m->A->id, &aa, 1));
+	sel_assign(f, pb, address(c, m->B->id, &ba, c->lanes));
+	aa.off -= k0 * m->a_k;
+	ba.off -= k0 * m->b_k;
+	int kv = loop_begin(c, k0, k1, 1);
+	int b[2];
+	for (int j = 0; j < nr; j++) {
+		Affine e = ba;
+		e.off += j * c->lanes;
+		e.t[e.n++] = (Term){kv, m->b_k};
+		b[j] = keep(c, sel_op(f, SEL_LOAD_V, ptr_access(c, m->B->id, &e, c->lanes, pb, 4 * j * c->lanes), NULL, NULL), true);
+	}
+	for (int i = 0; i < mr; i++) {
+		Affine e = aa;
+		e.off += i * m->a_m;
+		e.t[e.n++] = (Term){kv, m->a_k};
+		int a = keep(c, sel_op(f, SEL_BCAST_V, sel_op(f, SEL_LOAD_F, ptr_access(c, m->A->id, &e, 1, pa, 4 * i * m->a_m), NULL, NULL),
+				       NULL, NULL), true);
+		for (int j = 0; j < nr; j++)
+			sel_assign(f, acc[i][j], sel_op(f, SEL_FMA_V, R(a), R(b[j]), R(acc[i][j])));
+	}
+	sel_assign(f, pa, sel_op(f, SEL_ADD_I, R(pa), sel_consti(f, 4 * m->a_k), NULL));
+	sel_assign(f, pb, sel_op(f, SEL_ADD_I, R(pb), sel_consti(f, 4 * m->b_k), NULL));
+	loop_end(c);
+	/* epilogue: alpha, beta C, store (partial sums as they are) */
+	for (int i = 0; i < mr; i++)
+		for (int j = 0; j < nr; j++) {
+			BursNode *v = R(acc[i][j]);
+			if (!last) {
+				Affine ya = {i * m->N + j * c->lanes, {{mv, m->N}, {nv, 1}}, 2};
+				for (int q = 0; q < m->nbatch; q++)
+					ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
+				store(c, m->Y->id, &ya, true, v);
+				continue;
+			}
+			if (m->alpha != 1.0)
+				v = OPV(SEL_MUL_V, v, K(m->alpha));
+			if (m->C && m->beta != 0.0) {
+				Affine ca = {i * m->cstr[0] + j * c->lanes * m->cstr[1], {{mv, m->cstr[0]}, {nv, m->cstr[1]}}, 2};
+				bool bcast = m->cstr[1] == 0;
+				BursNode *cv = bcast ? sel_op(f, SEL_BCAST_V, load(c, m->C->id, &ca, false), NULL, NULL)
+						     : load(c, m->C->id, &ca, true);
+				if (m->beta != 1.0)
+					cv = OPV(SEL_MUL_V, cv, K(m->beta));
+				v = OPV(SEL_ADD_V, v, cv);
+			}
+			Affine ya = {i * m->N + j * c->lanes, {{mv, m->N}, {nv, 1}}, 2};
+			for (int q = 0; q < m->nbatch; q++)
+				ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
+			store(c, m->Y->id, &ya, true, v);
+		}
+}
+
+/* Column blocks of 2 vectors, then 1; row blocks of MR rows, then 1. MR
+ * comes from the register file: 2 * MR accumulators + 2 rows of B + 1
+ * broadcast must fit the vector registers the target allocates. */
+static void cg_matmul_blocked(CG *c, const MatmulCtx *m, int64_t vend)
+{
+	const RegClassInfo *vc = &c->t->regclasses[target_root_class(c->t, c->vcls)];
+	int free_regs = 0;
+	for (int r = 0; r < vc->nregs; r++)
+		free_regs += !vc->reserved[r];
+	int mr = (free_regs - 3) / 2;
+	if (mr > 8)
+		mr = 8;
+	if (mr < 1)
+		mr = 1;
+	int64_t w2 = 2 * c->lanes;
+	int64_t n2 = vend / w2 * w2;
+	int64_t m_main = m->M / mr * mr;
+	/* K blocks: the slice of a B panel (KC rows of 2 vectors) stays in half
+	 * of the L1 data cache while every row block of A streams past it. */
+	const ParamInfo *l1 = target_param(c->t, "l1d_bytes");
+	int64_t kc = l1 && l1->n ? (int64_t)l1->values[0] / 2 / (w2 * 4) : m->K;
+	if (kc < 16)
+		kc = 16;
+	for (int64_t k0 = 0; k0 < m->K; k0 += kc) {
+		int64_t k1 = k0 + kc < m->K ? k0 + kc : m->K;
+		for (int cb = 0; cb < 2; cb++) {
+			int nr = cb == 0 ? 2 : 1;
+			int64_t lo = cb == 0 ? 0 : n2, hi = cb == 0 ? n2 : vend;
+			if (hi <= lo)
+				continue;
+			int nv = loop_begin(c, lo, hi, nr * c->lanes);
+			if (m_main > 0) {
+				int mv = loop_begin(c, 0, m_main, mr);
+				matmul_block(c, m, mv, nv, mr, nr, k0, k1);
+				loop_end(c);
+			}
+			if (m_main < m->M) {
+				int mv = loop_begin(c, m_main, m->M, 1);
+				matmul_block(c, m, mv, nv, 1, nr, k0, k1);
+				loop_end(c);
+			}
+			loop_end(c);
+		}
+	}
+}
+
 /* Y[b.., m, n] = alpha * sum_k A[.., m, k] B[.., k, n] (+ beta C[m, n]).
  * n is vectorized (B contiguous along n) with a scalar remainder; the
  * accumulator stays in a register across the k loop. */
@@ -1345,12 +1496,26 @@ static void cg_matmul(CG *c, const Node *n)
 	int bv[MAX_RANK];
 	for (int i = 0; i < batch.rank; i++)
 		bv[i] = loop_begin(c, 0, batch.dim[i], 1);
-	int mv = loop_begin(c, 0, M, 1);
 	int64_t vend = b_n == 1 ? N / c->lanes * c->lanes : 0;
+	if (vend > 0 && K > 0) {
+		/* register-blocked micro-kernels over the vector columns */
+		MatmulCtx mc = {A, B, C, Y, M, N, K, a_m, a_k, b_k, alpha, beta, {cstr[0], cstr[1]}, batch.rank, {0}, {0}, {0}, {0}};
+		for (int i = 0; i < batch.rank; i++) {
+			mc.bv[i] = bv[i];
+			mc.astr[i] = astr_b[i];
+			mc.bstr[i] = bstr_b[i];
+			mc.ystr[i] = ystr_b[i];
+		}
+		cg_matmul_blocked(c, &mc, vend);
+	}
+	if (vend > 0 && K > 0)
+		vend = N / c->lanes * c->lanes; /* done: only the scalar columns remain */
+	int mv = loop_begin(c, 0, M, 1);
+	bool blocked = vend > 0 && K > 0;
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : N;
-		if (hi <= lo)
+		if (hi <= lo || (vector && blocked))
 			continue;
 		int nv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
 		int acc = mfunc_vreg(f, vector ? c->vcls : c->fcls);
