@@ -63,6 +63,9 @@ typedef struct {
 	bool ok;
 } CG;
 
+static void cg_copy(CG *c, int in_v, int64_t in_off, const int64_t *icoef, int out_v, int64_t out_off,
+		    const int64_t *ocoef, const Shape *shape);
+
 /* ---- data and buffers -------------------------------------------------- */
 static const char *add_data(Program *p, Tensor *t)
 {
@@ -787,8 +790,12 @@ static bool cg_reduce_mean(CG *c, const Node *n)
 	const int64_t *axes;
 	int na = attr_ints(n, "axes", &axes);
 	if (na < 0 || na == 0) {
-		if (na == 0 && attr_i(n, "noop_with_empty_axes"))
-			return false;
+		if (attr_i(n, "noop_with_empty_axes")) { /* the identity */
+			int64_t str[MAX_RANK];
+			shape_strides(&x->type.shape, str);
+			cg_copy(c, x->id, 0, str, y->id, 0, str, &x->type.shape);
+			return true;
+		}
 		for (int d = 0; d < rank; d++)
 			red[d] = true;
 	} else {
@@ -798,18 +805,53 @@ static bool cg_reduce_mean(CG *c, const Node *n)
 	int first = rank;
 	for (int d = rank - 1; d >= 0 && red[d]; d--)
 		first = d;
+	bool trailing = true;
 	for (int d = 0; d < rank; d++)
-		if (red[d] && d < first)
-			return false; /* not a trailing block */
+		trailing &= !(red[d] && d < first);
 	Rows r = rows_of(&x->type.shape, first, rank);
-	if (r.n == 0)
-		return false;
-	int ov = loop_begin(c, 0, r.outer, 1);
-	Affine st = row_start(&r, ov, -1);
-	int sum = row_pass(c, &r, st, x->id, -1, RED_SUM, NULL, NULL, 0);
-	Affine ya = {0, {{ov, 1}}, 1};
-	store(c, y->id, &ya, false, OPV(SEL_MUL_F, R(sum), splat(c, 1.0 / (double)r.n, false)));
-	loop_end(c);
+	if (trailing && r.n > 0) {
+		int ov = loop_begin(c, 0, r.outer, 1);
+		Affine st = row_start(&r, ov, -1);
+		int sum = row_pass(c, &r, st, x->id, -1, RED_SUM, NULL, NULL, 0);
+		Affine ya = {0, {{ov, 1}}, 1};
+		store(c, y->id, &ya, false, OPV(SEL_MUL_F, R(sum), splat(c, 1.0 / (double)r.n, false)));
+		loop_end(c);
+		return true;
+	}
+	/* any axes: loops over the kept axes, then a scalar sum over the reduced
+	 * ones (an empty reduction gives nan, 0 / 0, as the reference) */
+	int64_t istr[MAX_RANK], count = 1, ostride = 1, ostr[MAX_RANK];
+	shape_strides(&x->type.shape, istr);
+	for (int d = rank - 1; d >= 0; d--) {
+		if (red[d]) {
+			count *= x->type.shape.dim[d];
+		} else {
+			ostr[d] = ostride;
+			ostride *= x->type.shape.dim[d];
+		}
+	}
+	int vars[MAX_RANK];
+	Affine ia = {0, {{0}}, 0}, ya = {0, {{0}}, 0};
+	for (int d = 0; d < rank; d++)
+		if (!red[d]) {
+			vars[d] = loop_begin(c, 0, x->type.shape.dim[d], 1);
+			ia.t[ia.n++] = (Term){vars[d], istr[d]};
+			ya.t[ya.n++] = (Term){vars[d], ostr[d]};
+		}
+	int acc = keep(c, splat(c, 0.0, false), false);
+	for (int d = 0; d < rank; d++)
+		if (red[d]) {
+			vars[d] = loop_begin(c, 0, x->type.shape.dim[d], 1);
+			ia.t[ia.n++] = (Term){vars[d], istr[d]};
+		}
+	sel_assign(c->f, acc, OPV(SEL_ADD_F, R(acc), load(c, x->id, &ia, false)));
+	for (int d = rank - 1; d >= 0; d--)
+		if (red[d])
+			loop_end(c);
+	store(c, y->id, &ya, false, OPV(SEL_MUL_F, R(acc), splat(c, count ? 1.0 / (double)count : NAN, false)));
+	for (int d = rank - 1; d >= 0; d--)
+		if (!red[d])
+			loop_end(c);
 	return true;
 }
 
@@ -842,7 +884,7 @@ static bool cg_layernorm(CG *c, const Node *n)
 		axis += rank;
 	Rows r = rows_of(&x->type.shape, axis, rank);
 	int64_t sn = shape_numel(&sc->type.shape), bn = bi ? shape_numel(&bi->type.shape) : 0;
-	if (n->nout > 1 || r.n == 0 || (sn != r.n && sn != 1) || (bi && bn != r.n && bn != 1))
+	if (r.n == 0 || (sn != r.n && sn != 1) || (bi && bn != r.n && bn != 1))
 		return false;
 	int ov = loop_begin(c, 0, r.outer, 1);
 	Affine st = row_start(&r, ov, -1);
@@ -872,6 +914,13 @@ static bool cg_layernorm(CG *c, const Node *n)
 	int rstd = keep(c, OPV(SEL_DIV_F, splat(c, 1.0, false),
 			       sel_op(f, SEL_SQRT_F, sel_op(f, SEL_FMA_F, R(var), splat(c, 1.0 / (double)r.n, false),
 							    splat(c, attr_f(n, "epsilon"), false)), NULL, NULL)), false);
+	/* results 2 and 3: the mean and the inverse standard deviation per row */
+	for (int k = 1; k < n->nout && k < 3; k++)
+		if (n->out[k]->nuses || n->out[k]->is_output) {
+			base_of(c, n->out[k]->id);
+			Affine ma = {0, {{ov, 1}}, 1};
+			store(c, n->out[k]->id, &ma, false, R(k == 1 ? mean : rstd));
+		}
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
@@ -1242,17 +1291,33 @@ static bool cg_pool(CG *c, const Node *n)
 		extra[j] = need > have ? need - have : 0;
 		any_pad |= w.pb[j] || w.pe[j] || extra[j];
 	}
-	if (avg && any_pad && (!attr_i(n, "count_include_pad") || extra[0] || extra[ns - 1] || (ns > 1 && extra[1])))
-		return false; /* a divisor that changes across the output */
+	(void)any_pad;
 	int xp = padded(c, x, &w, extra, avg ? 0.0 : -INFINITY, psize);
+	/* avgpool's divisor is a product over the axes of how many taps of the
+	 * window count (inside the input, or inside the padded extent with
+	 * count_include_pad): per axis a table of reciprocals, in read-only data */
+	const char *rcp[3] = {NULL, NULL, NULL};
+	bool include_pad = attr_i(n, "count_include_pad") != 0;
+	for (int j = 0; avg && j < ns; j++) {
+		Shape ts = {1, {w.out[j]}};
+		Tensor *t = tensor_new(DT_F32, &ts);
+		for (int64_t o = 0; o < w.out[j]; o++) {
+			int64_t cnt = 0;
+			for (int64_t k = 0; k < w.k[j]; k++) {
+				int64_t pos = o * w.stride[j] - w.pb[j] + k * w.dil[j];
+				cnt += include_pad ? (pos >= -w.pb[j] && pos < w.in[j] + w.pe[j]) : (pos >= 0 && pos < w.in[j]);
+			}
+			((float *)t->data)[o] = (float)(1.0 / (double)cnt);
+		}
+		rcp[j] = add_data(c->p, t);
+	}
 	int64_t NC = xs->dim[0] * xs->dim[1];
-	int64_t pstr[3], PS = 1, ostr[3], OS = 1, KN = 1;
+	int64_t pstr[3], PS = 1, ostr[3], OS = 1;
 	for (int j = ns - 1; j >= 0; j--) {
 		pstr[j] = PS;
 		PS *= psize[j];
 		ostr[j] = OS;
 		OS *= w.out[j];
-		KN *= w.k[j];
 	}
 	int ncv = loop_begin(c, 0, NC, 1);
 	int ov[3];
@@ -1283,8 +1348,19 @@ static bool cg_pool(CG *c, const Node *n)
 		for (int j = 0; j < ns; j++)
 			ya.t[ya.n++] = (Term){ov[j], ostr[j]};
 		BursNode *v = R(acc);
-		if (avg)
-			v = bin(c, SEL_MUL_V, SEL_MUL_F, vector, v, splat(c, 1.0 / (double)KN, vector));
+		for (int j = 0; avg && j < ns; j++) {
+			/* the table entry of this output position on axis j */
+			BursNode *addr = sel_op(f, SEL_ADD_I, sel_sym(f, rcp[j]),
+						sel_op(f, SEL_SHL_I, sel_reg(f, ov[j]), sel_consti(f, 2), NULL), NULL);
+			BursNode *r;
+			if (j == last && vector)
+				r = sel_op(f, SEL_LOAD_V, addr, NULL, NULL);
+			else if (vector)
+				r = sel_op(f, SEL_BCAST_V, sel_op(f, SEL_LOAD_F, addr, NULL, NULL), NULL, NULL);
+			else
+				r = sel_op(f, SEL_LOAD_F, addr, NULL, NULL);
+			v = bin(c, SEL_MUL_V, SEL_MUL_F, vector, v, r);
+		}
 		store(c, y->id, &ya, vector, v);
 		loop_end(c);
 	}
