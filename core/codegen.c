@@ -65,6 +65,7 @@ typedef struct {
 
 static void cg_copy(CG *c, int in_v, int64_t in_off, const int64_t *icoef, int out_v, int64_t out_off,
 		    const int64_t *ocoef, const Shape *shape);
+static int scratch(CG *c, int64_t numel);
 
 /* ---- data and buffers -------------------------------------------------- */
 static const char *add_data(Program *p, Tensor *t)
@@ -951,19 +952,61 @@ static bool cg_layernorm(CG *c, const Node *n)
 static bool cg_batchnorm(CG *c, const Node *n)
 {
 	MFunc *f = c->f;
-	if (attr_i(n, "training_mode") || n->nout > 1)
+	bool training = attr_i(n, "training_mode") != 0;
+	if (!training && n->nout > 1)
 		return false;
 	const Value *x = n->in[0], *y = n->out[0];
 	Rows r = rows_of(&x->type.shape, 2, x->type.shape.rank);
 	int64_t N = x->type.shape.dim[0], C = x->type.shape.rank > 1 ? x->type.shape.dim[1] : 1;
+	int bmean = -1, bvar = -1;
+	if (training) {
+		/* the batch's statistics per channel (population variance), and
+		 * the running statistics input * momentum + batch * (1 - momentum) */
+		if (N * r.n == 0)
+			return false;
+		double mom = attr_f(n, "momentum"), cnt = (double)(N * r.n);
+		int mean_buf = scratch(c, 2 * C);
+		base_of(c, mean_buf);
+		int cv = loop_begin(c, 0, C, 1);
+		int sum = keep(c, splat(c, 0.0, false), false);
+		int nv = loop_begin(c, 0, N, 1);
+		Rows row = {1, r.n, 1};
+		Affine st = {0, {{nv, C * r.n}, {cv, r.n}}, 2};
+		int part = row_pass(c, &row, st, x->id, -1, RED_SUM, NULL, NULL, 0);
+		sel_assign(f, sum, OPV(SEL_ADD_F, R(sum), R(part)));
+		loop_end(c);
+		int mean = keep(c, OPV(SEL_MUL_F, R(sum), splat(c, 1.0 / cnt, false)), false);
+		int sq = keep(c, splat(c, 0.0, false), false);
+		nv = loop_begin(c, 0, N, 1);
+		int iv = loop_begin(c, 0, r.n, 1);
+		Affine xa = {0, {{nv, C * r.n}, {cv, r.n}, {iv, 1}}, 3};
+		int d = keep(c, OPV(SEL_SUB_F, load(c, x->id, &xa, false), R(mean)), false);
+		sel_assign(f, sq, sel_op(f, SEL_FMA_F, R(d), R(d), R(sq)));
+		loop_end(c);
+		loop_end(c);
+		Affine ma = {0, {{cv, 1}}, 1}, va = {C, {{cv, 1}}, 1};
+		store(c, mean_buf, &ma, false, R(mean));
+		store(c, mean_buf, &va, false, OPV(SEL_MUL_F, R(sq), splat(c, 1.0 / cnt, false)));
+		for (int k = 1; k < n->nout; k++)
+			if (n->out[k]->nuses || n->out[k]->is_output) {
+				base_of(c, n->out[k]->id);
+				Affine oa = {0, {{cv, 1}}, 1};
+				BursNode *batch = load(c, mean_buf, k == 1 ? &ma : &va, false);
+				BursNode *input = load(c, n->in[k == 1 ? 3 : 4]->id, &oa, false);
+				store(c, n->out[k]->id, &oa, false,
+				      sel_op(f, SEL_FMA_F, input, splat(c, mom, false), OPV(SEL_MUL_F, batch, splat(c, 1.0 - mom, false))));
+			}
+		loop_end(c);
+		bmean = bvar = mean_buf;
+	}
 	int nv = loop_begin(c, 0, N, 1);
 	int cv = loop_begin(c, 0, C, 1);
-	Affine ca = {0, {{cv, 1}}, 1};
+	Affine ca = {0, {{cv, 1}}, 1}, cva = {C, {{cv, 1}}, 1};
+	BursNode *var = training ? load(c, bvar, &cva, false) : load(c, n->in[4]->id, &ca, false);
+	BursNode *mu = training ? load(c, bmean, &ca, false) : load(c, n->in[3]->id, &ca, false);
 	int a = keep(c, OPV(SEL_DIV_F, load(c, n->in[1]->id, &ca, false),
-			    sel_op(f, SEL_SQRT_F, OPV(SEL_ADD_F, load(c, n->in[4]->id, &ca, false), splat(c, attr_f(n, "epsilon"), false)),
-				   NULL, NULL)), false);
-	int b = keep(c, OPV(SEL_SUB_F, load(c, n->in[2]->id, &ca, false), OPV(SEL_MUL_F, load(c, n->in[3]->id, &ca, false), R(a))),
-		     false);
+			    sel_op(f, SEL_SQRT_F, OPV(SEL_ADD_F, var, splat(c, attr_f(n, "epsilon"), false)), NULL, NULL)), false);
+	int b = keep(c, OPV(SEL_SUB_F, load(c, n->in[2]->id, &ca, false), OPV(SEL_MUL_F, mu, R(a))), false);
 	int64_t vend = r.n / c->lanes * c->lanes;
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
