@@ -58,6 +58,10 @@ typedef struct {
 	int icls, fcls, vcls;
 	Loop loops[16];
 	int nloops;
+	Loop ranges[8];  /* values that are not loop variables, with their range */
+	int nranges;
+	int ret;         /* the return-value register (fixed to the abi's) */
+	int err_label;   /* `return 1`: a run-time error (an index out of range) */
 	int *base;       /* per value: its base address vreg in this kernel, -1 */
 	const Node *node;
 	bool ok;
@@ -140,6 +144,9 @@ static const Loop *loop_of(CG *c, int var)
 	for (int i = 0; i < c->nloops; i++)
 		if (c->loops[i].var == var)
 			return &c->loops[i];
+	for (int i = 0; i < c->nranges; i++)
+		if (c->ranges[i].var == var)
+			return &c->ranges[i];
 	return NULL;
 }
 
@@ -1413,6 +1420,53 @@ static bool cg_pool(CG *c, const Node *n)
 	return true;
 }
 
+/* ---- gather ---------------------------------------------------------------------- */
+/* out[o, p, i] = data[o, k, i] with k = indices[p] (+ n when negative); an
+ * index outside [-n, n) makes the function return 1 (the harness reports
+ * it) instead of reading outside data. */
+static bool cg_gather(CG *c, const Node *n)
+{
+	MFunc *f = c->f;
+	const Value *x = n->in[0], *idx = n->in[1], *y = n->out[0];
+	if (idx->type.dtype != DT_I64 || c->ret < 0)
+		return false;
+	int axis = (int)attr_i(n, "axis");
+	if (axis < 0)
+		axis += x->type.shape.rank;
+	Rows r = rows_of(&x->type.shape, axis, axis + 1);
+	int64_t np = shape_numel(&idx->type.shape);
+	int ov = loop_begin(c, 0, r.outer, 1);
+	int pv = loop_begin(c, 0, np, 1);
+	Affine ia = {0, {{pv, 1}}, 1};
+	int k = mfunc_vreg(f, c->icls);
+	sel_assign(f, k, load(c, idx->id, &ia, false));
+	int lneg = sel_new_label(f), lok = sel_new_label(f);
+	sel_branch(f, sel_op(f, SEL_BRLT_I, R(k), sel_consti(f, 0), NULL), lneg);
+	sel_branch(f, sel_op(f, SEL_BRLT_I, R(k), sel_consti(f, r.n), NULL), lok);
+	sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), c->err_label);
+	sel_label(f, lneg);
+	sel_assign(f, k, sel_op(f, SEL_ADD_I, R(k), sel_consti(f, r.n), NULL));
+	sel_branch(f, sel_op(f, SEL_BRLT_I, R(k), sel_consti(f, 0), NULL), c->err_label);
+	sel_label(f, lok);
+	c->ranges[c->nranges++] = (Loop){k, 0, r.n, 1, -1, false};
+	for (int pass = 0; pass < 2; pass++) {
+		bool vector = pass == 0;
+		int64_t vend = r.inner / c->lanes * c->lanes;
+		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.inner;
+		if (hi <= lo)
+			continue;
+		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		Affine xa = {0, {{ov, r.n * r.inner}, {k, r.inner}, {iv, 1}}, 3};
+		Affine ya = {0, {{ov, np * r.inner}, {pv, r.inner}, {iv, 1}}, 3};
+		store(c, y->id, &ya, vector, load(c, x->id, &xa, vector));
+		loop_end(c);
+	}
+	c->nranges--;
+	loop_end(c);
+	loop_end(c);
+	return true;
+}
+
 /* ---- matmul and gemm -------------------------------------------------------- */
 typedef struct {
 	const Value *A, *B, *C, *Y;
@@ -1686,6 +1740,12 @@ static void cg_matmul(CG *c, const Node *n)
 }
 
 /* ---- the program ---------------------------------------------------------------- */
+static bool x_dtype_ok(const Node *n)
+{
+	DType t = n->in[0]->type.dtype;
+	return t == DT_F32 || t == DT_I64;
+}
+
 static bool lower_node(CG *c, const Node *n)
 {
 	const Target *t = c->t;
@@ -1771,6 +1831,8 @@ static bool lower_node(CG *c, const Node *n)
 		return true;
 	if (f32 && (n->op == OP_MAXPOOL || n->op == OP_AVGPOOL) && cg_pool(c, n))
 		return true;
+	if (n->op == OP_GATHER && (x_dtype_ok(n)) && cg_gather(c, n))
+		return true;
 	diag_error(c->d, n->loc, "%s %s: the backend does not lower this op for %s yet (legality: %s%s%s)",
 		   op_info[n->op].name, ty, t->name, legal_action_name(e->action), e->rule ? " " : "", e->rule ? e->rule : "");
 	return false;
@@ -1854,6 +1916,17 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	f->vregs[a0].preg = areg;
 	c.args = mfunc_vreg(f, c.icls);
 	sel_assign(f, c.args, sel_reg(f, a0));
+	/* the return value: 0, or 1 after a run-time error */
+	c.ret = -1;
+	const AbiArgs *ra = t->abi.nret ? &t->abi.ret[0] : NULL;
+	for (int i = 0; ra && i < t->nregclasses; i++)
+		if (strcmp(t->regclasses[i].name, ra->cls) == 0 && t->regclasses[i].sort == SORT_I)
+			for (int r = 0; r < t->regclasses[i].nregs; r++)
+				if (strcmp(t->regclasses[i].regs[r], ra->regs[0]) == 0) {
+					c.ret = mfunc_vreg(f, i);
+					f->vregs[c.ret].preg = r;
+				}
+	c.err_label = sel_new_label(f);
 	if (loops)
 		fprintf(loops, "function gdcc_entry(args[%d]) on %s, %d lanes, workspace %lld bytes\n", p->nargs, t->name,
 			c.lanes, (long long)p->workspace_bytes);
@@ -1878,6 +1951,12 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		diag_error(d, v->loc, "output '%s' is an input or a constant: the backend does not copy it yet", v->name);
 		c.ok = false;
 	}
+	if (c.ret >= 0)
+		sel_assign(f, c.ret, sel_consti(f, 0));
+	sel_effect(f, sel_op(f, SEL_RET, NULL, NULL, NULL));
+	sel_label(f, c.err_label);
+	if (c.ret >= 0)
+		sel_assign(f, c.ret, sel_consti(f, 1));
 	sel_effect(f, sel_op(f, SEL_RET, NULL, NULL, NULL));
 	free(c.buf);
 	free(c.base);

@@ -6,13 +6,14 @@
  *   harness ARG...      ARG: i:FILE:BYTES (input), o:FILE:BYTES (output),
  *                       w:BYTES (the workspace, last)
  *
- * Exit status: 0, or 2 on a bad argument, 3 on an I/O error. */
+ * Exit status: 0, or 2 on a bad argument, 3 on an I/O error, 4 when the
+ * model reports a run-time error (an index out of range). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void gdcc_entry(void **args);
+int gdcc_entry(void **args);
 
 static void *alloc(size_t bytes)
 {
@@ -62,7 +63,11 @@ int main(int argc, char **argv)
 			files[i] = NULL;
 		}
 	}
-	gdcc_entry(args);
+	int status = gdcc_entry(args);
+	if (status != 0) {
+		fprintf(stderr, "harness: the model stopped with status %d (1: an index out of range)\n", status);
+		return 4;
+	}
 	for (int i = 0; i < n; i++) {
 		if (!files[i])
 			continue;

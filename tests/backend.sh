@@ -29,5 +29,21 @@ for m in "$SRCDIR"/tests/backend/*.ir "$SRCDIR"/examples/*.ir; do
 	frame=$(sed -n 's/.*"frame_bytes": \([0-9]*\).*/\1/p' "$tmp/$name.4.s.json")
 	[ "${frame:-0}" -gt 0 ] && ok || bad "$name: no spill slots with 4 registers"
 done
+# A run-time error in compiled code: an index out of range stops the model
+# (the entry returns 1), gdcc reports it and writes no output.
+cat >"$tmp/oob.ir" <<'IR'
+graph oob {
+  input x : f32[4, 5]
+  const i : i64[2] = [1, 5]
+  a = gather(x, i, axis=1)
+  output a
+}
+IR
+"$GDCC" run "$tmp/oob.ir" -t x86-avx2 --output a="$tmp/oob.npy" >"$tmp/out" 2>&1
+st=$?
+[ $st -eq 3 ] && ok || bad "out-of-range index: exit $st, expected 3"
+grep -q "an index out of range" "$tmp/out" && ok || { bad "out-of-range index: no message"; cat "$tmp/out"; }
+[ -e "$tmp/oob.npy" ] && bad "out-of-range index: an output was written" || ok
+
 echo "backend: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
