@@ -1860,9 +1860,11 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		return NULL;
 	}
 	/* buffers: inputs, outputs (arguments), constants (data), the rest (workspace) */
-	/* values, then one scratch buffer per node */
-	c.buf = xcalloc((size_t)(g->nvalues + g->nnodes), sizeof *c.buf);
-	c.base = xmalloc((size_t)(g->nvalues + g->nnodes) * sizeof *c.base);
+	/* values, one scratch buffer per node, then the output slots of
+	 * outputs that are inputs or constants */
+	int nbuf = g->nvalues + g->nnodes + g->noutputs;
+	c.buf = xcalloc((size_t)nbuf, sizeof *c.buf);
+	c.base = xmalloc((size_t)nbuf * sizeof *c.base);
 	int arg = 0;
 	for (int i = 0; i < g->ninputs; i++)
 		c.buf[g->inputs[i]->id] = (Buf){BUF_ARG, arg++, NULL, 0, shape_numel(&g->inputs[i]->type.shape),
@@ -1880,8 +1882,8 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		const Node *n = g->nodes[i];
 		for (int k = 0; k < n->nout; k++) {
 			const Value *v = n->out[k];
-			if (v->is_output)
-				continue;
+			if (v->is_output && n->op != OP_CONSTANT)
+				continue; /* (a constant output is data, copied to its slot) */
 			int64_t numel = shape_numel(&v->type.shape);
 			if (n->op == OP_CONSTANT) {
 				Tensor *data = tensor_new(v->type.dtype, &v->type.shape);
@@ -1934,7 +1936,7 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		const Node *n = g->nodes[i];
 		if (n->op == OP_CONSTANT)
 			continue;
-		for (int v = 0; v < g->nvalues + g->nnodes; v++)
+		for (int v = 0; v < nbuf; v++)
 			c.base[v] = -1;
 		c.node = n;
 		if (loops)
@@ -1943,13 +1945,29 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 			c.ok = false;
 		p->nkernels++;
 	}
-	/* outputs that are inputs or constants: copy them */
+	/* outputs that are inputs or constants: copied into their slot */
 	for (int i = 0; i < g->noutputs && c.ok; i++) {
 		const Value *v = g->outputs[i];
 		if (!v->is_input && (!v->def || v->def->op != OP_CONSTANT))
 			continue;
-		diag_error(d, v->loc, "output '%s' is an input or a constant: the backend does not copy it yet", v->name);
-		c.ok = false;
+		int es = (int)dtype_size(v->type.dtype);
+		if (es != 4 && es != 8) {
+			diag_error(d, v->loc, "output '%s' (%s) cannot be copied: the vocabulary has no %d-byte loads", v->name,
+				   dtype_name(v->type.dtype), es);
+			c.ok = false;
+			break;
+		}
+		int slot = g->nvalues + g->nnodes + i;
+		c.buf[slot] = (Buf){BUF_ARG, first_out + i, NULL, 0, shape_numel(&v->type.shape), es};
+		for (int k = 0; k < nbuf; k++)
+			c.base[k] = -1;
+		static const Node no_node;
+		c.node = v->def ? v->def : &no_node;
+		base_of(&c, v->id);
+		base_of(&c, slot);
+		int64_t str[MAX_RANK];
+		shape_strides(&v->type.shape, str);
+		cg_copy(&c, v->id, 0, str, slot, 0, str, &v->type.shape);
 	}
 	if (c.ret >= 0)
 		sel_assign(f, c.ret, sel_consti(f, 0));
