@@ -1105,6 +1105,69 @@ static void cg_fill(CG *c, int out_v, double v, int64_t numel)
 	}
 }
 
+/* pad in reflect or edge mode: per axis three regions (before, the data,
+ * after), each an affine map of the output index (reflection runs the input
+ * backwards, the edge repeats one element); every combination of regions
+ * is one affine copy.  Negative pads crop first, as the reference does. */
+static bool cg_pad_mirror(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *y = n->out[0];
+	bool reflect = strcmp(attr_s(n, "mode"), "reflect") == 0;
+	int r = x->type.shape.rank;
+	int64_t begin[MAX_RANK], end[MAX_RANK], istr[MAX_RANK], ostr[MAX_RANK], base_off = 0;
+	pad_params(n, r, begin, end);
+	shape_strides(&x->type.shape, istr);
+	shape_strides(&y->type.shape, ostr);
+	int64_t len[MAX_RANK];
+	for (int d = 0; d < r; d++) {
+		int64_t cb = begin[d] < 0 ? -begin[d] : 0, ce = end[d] < 0 ? -end[d] : 0;
+		base_off += cb * istr[d];
+		len[d] = x->type.shape.dim[d] - cb - ce;
+		if (begin[d] < 0)
+			begin[d] = 0;
+		if (end[d] < 0)
+			end[d] = 0;
+		if (len[d] <= 0 && (begin[d] || end[d]))
+			return false;
+	}
+	int combos = 1;
+	for (int d = 0; d < r; d++)
+		combos *= 3;
+	for (int k = 0; k < combos; k++) {
+		Shape rs = {r, {0}};
+		int64_t in_off = base_off, out_off = 0, ic[MAX_RANK] = {0};
+		bool empty = false;
+		for (int d = 0, q = k; d < r; d++, q /= 3) {
+			int region = q % 3;
+			int64_t o0 = region == 0 ? 0 : region == 1 ? begin[d] : begin[d] + len[d];
+			int64_t cnt = region == 0 ? begin[d] : region == 1 ? len[d] : end[d];
+			rs.dim[d] = cnt;
+			empty |= cnt == 0;
+			out_off += o0 * ostr[d];
+			/* the input index p as a function of o = o0 + i */
+			int64_t coef, off;
+			if (region == 1) {
+				coef = 1, off = 0;
+			} else if (region == 0) { /* p = o - begin < 0 */
+				if (reflect)
+					coef = -1, off = begin[d] - o0; /* p = begin - o */
+				else
+					coef = 0, off = 0;
+			} else { /* p = o - begin >= len */
+				if (reflect)
+					coef = -1, off = 2 * (len[d] - 1) - (o0 - begin[d]); /* 2 (len - 1) - p */
+				else
+					coef = 0, off = len[d] - 1;
+			}
+			in_off += off * istr[d];
+			ic[d] = coef * istr[d];
+		}
+		if (!empty)
+			cg_copy(c, x->id, in_off, ic, y->id, out_off, ostr, &rs);
+	}
+	return true;
+}
+
 static bool cg_movement(CG *c, const Node *n)
 {
 	if (n->nin == 0)
@@ -1178,7 +1241,7 @@ static bool cg_movement(CG *c, const Node *n)
 	}
 	case OP_PAD: {
 		if (strcmp(attr_s(n, "mode"), "constant") != 0)
-			return false;
+			return cg_pad_mirror(c, n);
 		const Value *y = n->out[0];
 		int64_t begin[MAX_RANK], end[MAX_RANK], in_off = 0, out_off = 0;
 		pad_params(n, is.rank, begin, end);
