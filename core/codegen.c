@@ -1491,7 +1491,7 @@ static bool cg_gather(CG *c, const Node *n)
 {
 	MFunc *f = c->f;
 	const Value *x = n->in[0], *idx = n->in[1], *y = n->out[0];
-	if (idx->type.dtype != DT_I64 || c->ret < 0)
+	if ((idx->type.dtype != DT_I64 && idx->type.dtype != DT_I32) || c->ret < 0)
 		return false;
 	int axis = (int)attr_i(n, "axis");
 	if (axis < 0)
@@ -1502,7 +1502,10 @@ static bool cg_gather(CG *c, const Node *n)
 	int pv = loop_begin(c, 0, np, 1);
 	Affine ia = {0, {{pv, 1}}, 1};
 	int k = mfunc_vreg(f, c->icls);
-	sel_assign(f, k, load(c, idx->id, &ia, false));
+	if (idx->type.dtype == DT_I32)
+		sel_assign(f, k, sel_op(f, SEL_LOAD_I32, address(c, idx->id, &ia, 1), NULL, NULL));
+	else
+		sel_assign(f, k, load(c, idx->id, &ia, false));
 	int lneg = sel_new_label(f), lok = sel_new_label(f);
 	sel_branch(f, sel_op(f, SEL_BRLT_I, R(k), sel_consti(f, 0), NULL), lneg);
 	sel_branch(f, sel_op(f, SEL_BRLT_I, R(k), sel_consti(f, r.n), NULL), lok);
@@ -1864,6 +1867,44 @@ static bool lower_node(CG *c, const Node *n)
 	}
 	if (n->op == OP_CONSTANT_OF_SHAPE && (n->out[0]->type.dtype == DT_F32 || n->out[0]->type.dtype == DT_I64)) {
 		cg_fill(c, n->out[0]->id, attr_f(n, "value"), shape_numel(&n->out[0]->type.shape));
+		return true;
+	}
+	if (n->op == OP_CONSTANT_OF_SHAPE && n->out[0]->type.dtype == DT_I32) {
+		/* the value's bits from read-only data, moved as f32 lanes */
+		Shape s0 = {0};
+		Tensor *bits = tensor_new(DT_I32, &s0);
+		((int32_t *)bits->data)[0] = (int32_t)attr_f(n, "value");
+		const char *sym = add_data(c->p, bits);
+		int64_t numel = shape_numel(&n->out[0]->type.shape), vend = numel / c->lanes * c->lanes;
+		for (int pass = 0; pass < 2; pass++) {
+			bool vector = pass == 0;
+			int64_t lo = vector ? 0 : vend, hi = vector ? vend : numel;
+			if (hi <= lo)
+				continue;
+			int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+			Affine oa = {0, {{iv, 1}}, 1};
+			BursNode *v = sel_op(c->f, SEL_LOAD_F, sel_sym(c->f, sym), NULL, NULL);
+			store(c, n->out[0]->id, &oa, vector, vector ? sel_op(c->f, SEL_BCAST_V, v, NULL, NULL) : v);
+			loop_end(c);
+		}
+		return true;
+	}
+	if (n->op == OP_DROPOUT && n->nout == 2 && f32) {
+		/* inference: y = x, and a mask of true bytes */
+		const Value *x = n->in[0], *y = n->out[0], *mask = n->out[1];
+		int64_t str[MAX_RANK];
+		shape_strides(&x->type.shape, str);
+		cg_copy(c, x->id, 0, str, y->id, 0, str, &x->type.shape);
+		if (mask->nuses || mask->is_output) {
+			base_of(c, mask->id);
+			int64_t numel = shape_numel(&mask->type.shape);
+			if (numel > 0) {
+				int iv = loop_begin(c, 0, numel, 1);
+				Affine ma = {0, {{iv, 1}}, 1};
+				sel_effect(c->f, sel_op(c->f, SEL_STORE_I8, address(c, mask->id, &ma, 1), sel_consti(c->f, 1), NULL));
+				loop_end(c);
+			}
+		}
 		return true;
 	}
 	if (f32 && (n->op == OP_MATMUL || n->op == OP_GEMM)) {
