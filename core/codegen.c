@@ -1942,6 +1942,8 @@ static bool lower_node(CG *c, const Node *n)
 	return false;
 }
 
+FILE *codegen_print_after[3];
+
 Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 {
 	struct timespec t0;
@@ -2085,16 +2087,22 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	struct timespec t1, t2, t3;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	p->seconds[0] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-	if (!c.ok || !isel_function(f, d)) {
+	if (c.ok && codegen_print_after[0])
+		mfunc_dump_trees(codegen_print_after[0], f);
+	if (!c.ok || !isel_function(f, d) || !mfunc_verify(f, false, d)) {
 		program_free(p);
 		return NULL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	p->seconds[1] = (double)(t2.tv_sec - t1.tv_sec) + 1e-9 * (double)(t2.tv_nsec - t1.tv_nsec);
-	if (!regalloc_function(f, d)) {
+	if (codegen_print_after[1])
+		mfunc_dump(codegen_print_after[1], f);
+	if (!regalloc_function(f, d) || !mfunc_verify(f, true, d)) {
 		program_free(p);
 		return NULL;
 	}
+	if (codegen_print_after[2])
+		mfunc_dump(codegen_print_after[2], f);
 	clock_gettime(CLOCK_MONOTONIC, &t3);
 	p->seconds[2] = (double)(t3.tv_sec - t2.tv_sec) + 1e-9 * (double)(t3.tv_nsec - t2.tv_nsec);
 	for (int v = 0; v < f->nvregs; v++)

@@ -26,6 +26,7 @@ typedef struct {
 	int64_t workspace_bytes;
 	int nargs;            /* inputs + outputs + 1 (the workspace) */
 	FILE *loops;          /* --emit=loops: the Loop IR as it is built */
+	FILE *after[3];       /* --print-after=lower|select|allocate */
 	int nkernels;
 	double seconds[3];    /* lowering, selection, allocation */
 	int spill_slots;
@@ -38,6 +39,8 @@ void program_report(FILE *out, const Program *p, uint64_t hash, const double *fr
  * is an error naming op, dtype and target).  `loops`, if given, receives a
  * dump of the loop nests. */
 Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d);
+/* Where --print-after dumps go (NULL: none), set before codegen. */
+extern FILE *codegen_print_after[3];
 void program_free(Program *p);
 /* The whole assembly file. */
 void program_emit(FILE *out, const Program *p);

@@ -51,6 +51,7 @@ static void usage(FILE *out)
 	      "                       legality (each node's decision on the -t target),\n"
 	      "                       loops (the Loop IR), mir (instructions after allocation)\n"
 	      "      --report=FILE    with -S (or run -t): the compilation report as JSON\n"
+	      "      --print-after=PASS  dump to stderr after lower (trees), select or allocate\n"
 	      "      --list-ops       list the op table: operands, results, attributes\n"
 	      "      --list-targets   list the targets this build knows\n"
 	      "      --print-legality print the -t target's legality table (no model needed)\n"
@@ -285,6 +286,7 @@ static int cmd_check(int argc, char **argv)
 		{"list-targets", no_argument, NULL, 'T'},
 		{"print-legality", no_argument, NULL, 'P'},
 		{"report", required_argument, NULL, 'R'},
+		{"print-after", required_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -299,6 +301,16 @@ static int cmd_check(int argc, char **argv)
 		case 't': target_name = optarg; break;
 		case 'S': assemble = true; break;
 		case 'R': report_path = optarg; break;
+		case 'A': {
+			static const char *const passes[] = {"lower", "select", "allocate"};
+			int k = 0;
+			while (k < 3 && strcmp(optarg, passes[k]) != 0)
+				k++;
+			if (k == 3)
+				return usage_error("unknown --print-after pass '%s' (known: lower, select, allocate)", optarg);
+			codegen_print_after[k] = stderr;
+			break;
+		}
 		case 'e':
 			if (strcmp(optarg, "ir") != 0 && strcmp(optarg, "legality") != 0 && strcmp(optarg, "loops") != 0 &&
 			    strcmp(optarg, "mir") != 0)

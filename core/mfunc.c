@@ -177,3 +177,110 @@ void mfunc_dump(FILE *o, const MFunc *f)
 		fputc('\n', o);
 	}
 }
+
+static void dump_tree(FILE *o, const MFunc *f, const BursNode *n)
+{
+	if (n->op == SEL_CONST_I) {
+		fprintf(o, "%lld", (long long)n->ival);
+		return;
+	}
+	if (n->op == SEL_CONST_F) {
+		fprintf(o, "%g", n->fval);
+		return;
+	}
+	if (n->op == SEL_ADDR_SYM) {
+		fprintf(o, "&%s", n->sym);
+		return;
+	}
+	if (n->op < SEL_CONST_I) {
+		fprintf(o, "%%v%d", n->vreg);
+		return;
+	}
+	fprintf(o, "%s(", sel_info[n->op].name);
+	for (int i = 0; i < sel_info[n->op].nkids; i++) {
+		fputs(i ? ", " : "", o);
+		dump_tree(o, f, n->kid[i]);
+	}
+	fputc(')', o);
+}
+
+void mfunc_dump_trees(FILE *o, const MFunc *f)
+{
+	fprintf(o, "function %s: %d selection trees\n", f->name, f->nstmts);
+	for (int i = 0; i < f->nstmts; i++) {
+		const SelStmt *s = &f->stmts[i];
+		if (!s->tree) {
+			fprintf(o, ".L%d:\n", s->label);
+			continue;
+		}
+		fputs("  ", o);
+		if (s->dest >= 0)
+			fprintf(o, "%%v%d:%s = ", s->dest, f->t->regclasses[f->vregs[s->dest].cls].name);
+		dump_tree(o, f, s->tree);
+		if (s->label >= 0)
+			fprintf(o, " -> .L%d", s->label);
+		fputc('\n', o);
+	}
+}
+
+/* The machine IR's contract: every register operand names a virtual
+ * register of the class its rule expects; after allocation every one has a
+ * physical register of its class. */
+static bool check_opnd(const MFunc *f, const Opnd *op, int nt, bool allocated, Diag *d, int at)
+{
+	const Target *t = f->t;
+	if (op->kind == OPND_REG) {
+		if (op->vreg < 0 || op->vreg >= f->nvregs) {
+			diag_error(d, loc_at(NULL, 0, 0), "%s: instruction %d names no virtual register", f->name, at);
+			return false;
+		}
+		const VReg *v = &f->vregs[op->vreg];
+		if (nt >= 0 && t->regclasses[v->cls].nt != nt) {
+			diag_error(d, loc_at(NULL, 0, 0), "%s: instruction %d: %%v%d is a %s, the rule wants a %s", f->name, at,
+				   op->vreg, t->regclasses[v->cls].name, t->grammar.nt_names[nt]);
+			return false;
+		}
+		if (allocated && (v->phys < 0 || v->phys >= t->regclasses[v->cls].nregs)) {
+			diag_error(d, loc_at(NULL, 0, 0), "%s: instruction %d: %%v%d has no register", f->name, at, op->vreg);
+			return false;
+		}
+	} else if (op->kind == OPND_FORM) {
+		const FormInst *fi = &f->forms[op->form];
+		const RuleInfo *r = &t->rules[fi->rule];
+		for (int k = 0; k < r->nops; k++)
+			if (!check_opnd(f, &fi->ops[k], r->ops[k].nt, allocated, d, at))
+				return false;
+	}
+	return true;
+}
+
+bool mfunc_verify(const MFunc *f, bool allocated, Diag *d)
+{
+	const Target *t = f->t;
+	for (int i = 0; i < f->ninsts; i++) {
+		const MInst *mi = &f->insts[i];
+		if (mi->kind == MI_LABEL)
+			continue;
+		if (mi->def >= 0) {
+			Opnd dd = {.kind = OPND_REG, .vreg = mi->def};
+			int nt = mi->kind == MI_RULE ? t->rules[mi->rule].result_nt : -1;
+			if (!check_opnd(f, &dd, nt, allocated, d, i))
+				return false;
+		}
+		if (mi->kind == MI_MOVE) {
+			Opnd u = {.kind = OPND_REG, .vreg = mi->use};
+			if (!check_opnd(f, &u, -1, allocated, d, i))
+				return false;
+			if (target_root_class(t, f->vregs[mi->use].cls) != target_root_class(t, f->vregs[mi->def].cls)) {
+				diag_error(d, loc_at(NULL, 0, 0), "%s: instruction %d moves between register files", f->name, i);
+				return false;
+			}
+			continue;
+		}
+		const RuleInfo *r = &t->rules[mi->rule];
+		for (int k = 0; k < r->nops; k++)
+			if (!check_opnd(f, &mi->ops[k], r->ops[k].nt, allocated, d, i))
+				return false;
+	}
+	return true;
+}

@@ -113,6 +113,11 @@ int isel_insert(MFunc *f, int at, BursNode *tree, int dest, Diag *d);
  * load and store patterns), then the frame: prologue and epilogue. */
 bool regalloc_function(MFunc *f, Diag *d);
 
+/* The selection trees, and a check of the instructions (after selection,
+ * or after allocation). */
+void mfunc_dump_trees(FILE *out, const MFunc *f);
+bool mfunc_verify(const MFunc *f, bool allocated, Diag *d);
+
 /* Assembly text of one instruction list. */
 void emit_function(FILE *out, const MFunc *f);
 void mfunc_dump(FILE *out, const MFunc *f);
