@@ -8,6 +8,7 @@
  * them is the target's business (isel.c). */
 #include <math.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -2087,6 +2088,9 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	struct timespec t1, t2, t3;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	p->seconds[0] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	p->rss_kib[0] = ru.ru_maxrss;
 	if (c.ok && codegen_print_after[0])
 		mfunc_dump_trees(codegen_print_after[0], f);
 	if (!c.ok || !isel_function(f, d) || !mfunc_verify(f, false, d)) {
@@ -2095,6 +2099,8 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	p->seconds[1] = (double)(t2.tv_sec - t1.tv_sec) + 1e-9 * (double)(t2.tv_nsec - t1.tv_nsec);
+	getrusage(RUSAGE_SELF, &ru);
+	p->rss_kib[1] = ru.ru_maxrss;
 	if (codegen_print_after[1])
 		mfunc_dump(codegen_print_after[1], f);
 	if (!regalloc_function(f, d) || !mfunc_verify(f, true, d)) {
@@ -2105,6 +2111,8 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		mfunc_dump(codegen_print_after[2], f);
 	clock_gettime(CLOCK_MONOTONIC, &t3);
 	p->seconds[2] = (double)(t3.tv_sec - t2.tv_sec) + 1e-9 * (double)(t3.tv_nsec - t2.tv_nsec);
+	getrusage(RUSAGE_SELF, &ru);
+	p->rss_kib[2] = ru.ru_maxrss;
 	for (int v = 0; v < f->nvregs; v++)
 		p->spill_slots += f->vregs[v].slot >= 0;
 	return p;

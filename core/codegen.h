@@ -29,6 +29,7 @@ typedef struct {
 	FILE *after[3];       /* --print-after=lower|select|allocate */
 	int nkernels;
 	double seconds[3];    /* lowering, selection, allocation */
+	long rss_kib[3];      /* peak resident memory after each */
 	int spill_slots;
 } Program;
 

@@ -216,8 +216,12 @@ void program_report(FILE *o, const Program *p, uint64_t hash, const double *fron
 	static const char *const names[] = {"parse+verify", "legality", "lower", "select", "allocate"};
 	double secs[5] = {front[0], front[1], p->seconds[0], p->seconds[1], p->seconds[2]};
 	fputs("  \"passes\": [", o);
-	for (int i = 0; i < 5; i++)
-		fprintf(o, "%s\n    {\"name\": \"%s\", \"seconds\": %.6f}", i ? "," : "", names[i], secs[i]);
+	for (int i = 0; i < 5; i++) {
+		fprintf(o, "%s\n    {\"name\": \"%s\", \"seconds\": %.6f", i ? "," : "", names[i], secs[i]);
+		if (i >= 2)
+			fprintf(o, ", \"peak_rss_kib\": %ld", p->rss_kib[i - 2]);
+		fputc('}', o);
+	}
 	fprintf(o, "\n  ],\n  \"peak_rss_kib\": %ld,\n  \"nodes\": [", ru.ru_maxrss);
 	double total = 0;
 	int k = 0;

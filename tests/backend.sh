@@ -29,6 +29,24 @@ for m in "$SRCDIR"/tests/backend/*.ir "$SRCDIR"/examples/*.ir; do
 	frame=$(sed -n 's/.*"frame_bytes": \([0-9]*\).*/\1/p' "$tmp/$name.4.s.json")
 	[ "${frame:-0}" -gt 0 ] && ok || bad "$name: no spill slots with 4 registers"
 done
+# The report and the manifest are JSON with their schema names and figures.
+if "$GDCC" -S -t x86-avx2 "$SRCDIR/examples/mlp.ir" -o "$tmp/r.s" --report="$tmp/r.json" 2>"$tmp/err"; then ok; else bad "--report"; cat "$tmp/err"; fi
+if /usr/bin/python3 - "$tmp/r.json" "$tmp/r.s.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); m = json.load(open(sys.argv[2]))
+assert r["schema"] == "gdcc.report" and r["schema_version"] == 1
+assert [p["name"] for p in r["passes"]] == ["parse+verify", "legality", "lower", "select", "allocate"]
+assert all(p["seconds"] >= 0 for p in r["passes"])
+ops = [n["op"] for n in r["nodes"]]
+assert ops == ["matmul", "add", "relu", "gemm", "relu", "gemm", "softmax"], ops
+assert r["nodes"][0]["estimated_cycles"] > 0 and r["code"]["instructions"] > 0 and r["code"]["bytes"] > 0
+assert m["schema"] == "gdcc.manifest" and m["entry"] == "gdcc_entry"
+assert [i["name"] for i in m["inputs"]] == ["x"] and m["inputs"][0]["shape"] == [64, 784]
+assert [o["name"] for o in m["outputs"]] == ["logits", "probs"] and m["outputs"][1]["arg"] == 2
+assert m["content_hash"] == r["content_hash"] and len(m["content_hash"]) == 16
+PY
+then ok; else bad "report or manifest content"; fi
+
 # A run-time error in compiled code: an index out of range stops the model
 # (the entry returns 1), gdcc reports it and writes no output.
 cat >"$tmp/oob.ir" <<'IR'
