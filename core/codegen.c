@@ -65,6 +65,7 @@ typedef struct {
 	int err_label;   /* `return 1`: a run-time error (an index out of range) */
 	int *base;       /* per value: its base address vreg in this kernel, -1 */
 	const Node *node;
+	bool int_mode;   /* the kernel being built works on i64 elements */
 	bool ok;
 } CG;
 
@@ -472,11 +473,9 @@ static BursNode *transcendental(CG *c, const Node *n, BursNode *x, bool vector)
 }
 
 /* ---- elementwise kernels --------------------------------------------------- */
-static bool int_mode; /* the kernel being built works on i64 elements */
-
 static BursNode *bin(CG *c, SelOp vop, SelOp sop, bool vector, BursNode *a, BursNode *b)
 {
-	if (int_mode) {
+	if (c->int_mode) {
 		SelOp iop = sop == SEL_ADD_F ? SEL_ADD_I : sop == SEL_SUB_F ? SEL_SUB_I : sop == SEL_MUL_F ? SEL_MUL_I
 			  : sop == SEL_MIN_F ? SEL_MIN_I : SEL_COUNT;
 		return iop == SEL_COUNT ? NULL : sel_op(c->f, iop, a, b, NULL);
@@ -510,7 +509,7 @@ static BursNode *elementwise(CG *c, const Node *n, BursNode **x, bool vector)
 		return acc;
 	}
 	case OP_NEG:
-		if (int_mode)
+		if (c->int_mode)
 			return sel_op(f, SEL_SUB_I, sel_consti(f, 0), x[0], NULL);
 		return sel_op(f, vector ? SEL_NEG_V : SEL_NEG_F, x[0], NULL, NULL);
 	case OP_ABS: return sel_op(f, vector ? SEL_ABS_V : SEL_ABS_F, x[0], NULL, NULL);
@@ -589,7 +588,7 @@ static void cg_elementwise(CG *c, const Node *n)
 	for (int d = 0; d < r - 1; d++)
 		vars[d] = loop_begin(c, 0, s.dim[d], 1);
 	int64_t inner = s.dim[r - 1];
-	int64_t vend = int_mode ? 0 : inner / c->lanes * c->lanes;
+	int64_t vend = c->int_mode ? 0 : inner / c->lanes * c->lanes;
 	if (shape_numel(&s) == 0)
 		vend = inner = 0;
 	for (int pass = 0; pass < 2; pass++) {
@@ -1838,16 +1837,16 @@ static bool lower_node(CG *c, const Node *n)
 	bool i64 = dt == DT_I64 && n->out[0]->type.dtype == DT_I64;
 	for (int i = 0; i < n->nin; i++)
 		i64 &= n->in[i]->type.dtype == DT_I64;
-	int_mode = false;
+	c->int_mode = false;
 	if (f32 && (is_elementwise(n->op) || is_copy(n->op)) && !(n->op == OP_DROPOUT && n->nout > 1)) {
 		cg_elementwise(c, n);
 		return true;
 	}
 	if (i64 && (is_copy(n->op) || n->op == OP_IDENTITY || n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL ||
 		    n->op == OP_MIN || n->op == OP_SUM || n->op == OP_NEG)) {
-		int_mode = true;
+		c->int_mode = true;
 		cg_elementwise(c, n);
-		int_mode = false;
+		c->int_mode = false;
 		return true;
 	}
 	if (i64 && cg_movement(c, n))
