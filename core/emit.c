@@ -55,8 +55,7 @@ static void expand(FILE *o, const MFunc *f, const RuleInfo *r, const Opnd *ops, 
 static void print_reg(FILE *o, const MFunc *f, int vreg)
 {
 	const VReg *v = &f->vregs[vreg];
-	const RegClassInfo *rc = &f->t->regclasses[v->cls];
-	fprintf(o, "%s%s", f->t->reg_prefix ? f->t->reg_prefix : "", v->phys >= 0 ? rc->regs[v->phys] : "?");
+	fprintf(o, "%s%s", f->t->reg_prefix ? f->t->reg_prefix : "", v->phys >= 0 ? target_reg_name(f->t, v->cls, v->phys) : "?");
 }
 
 static void print_opnd(FILE *o, const MFunc *f, const Opnd *op)

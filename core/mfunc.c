@@ -44,6 +44,28 @@ int target_root_class(const Target *t, int cls)
 	return t->regclasses[cls].alias_of >= 0 ? t->regclasses[cls].alias_of : cls;
 }
 
+int target_root_index(const Target *t, int cls, int reg)
+{
+	const RegClassInfo *rc = &t->regclasses[cls];
+	if (rc->alias_of < 0)
+		return reg;
+	const RegClassInfo *root = &t->regclasses[rc->alias_of];
+	if (root->nregs == rc->nregs)
+		return reg; /* index by index (x86's xmm3 is ymm3) */
+	for (int i = 0; i < root->nregs; i++)
+		if (strcmp(root->regs[i], rc->regs[reg]) == 0)
+			return i; /* by name (RVV's mask register v0) */
+	return -1;
+}
+
+const char *target_reg_name(const Target *t, int cls, int phys)
+{
+	const RegClassInfo *rc = &t->regclasses[cls];
+	if (rc->alias_of < 0 || t->regclasses[rc->alias_of].nregs == rc->nregs)
+		return rc->regs[phys];
+	return t->regclasses[rc->alias_of].regs[phys];
+}
+
 int target_class_for(const Target *t, Sort s)
 {
 	for (int i = 0; i < t->nregclasses; i++)
@@ -156,10 +178,8 @@ void mfunc_dump(FILE *o, const MFunc *f)
 		fputs("  ", o);
 		if (mi->def >= 0) {
 			fprintf(o, "%%v%d", mi->def);
-			if (f->vregs[mi->def].phys >= 0) {
-				const RegClassInfo *rc = &f->t->regclasses[f->vregs[mi->def].cls];
-				fprintf(o, "(%s)", rc->regs[f->vregs[mi->def].phys]);
-			}
+			if (f->vregs[mi->def].phys >= 0)
+				fprintf(o, "(%s)", target_reg_name(f->t, f->vregs[mi->def].cls, f->vregs[mi->def].phys));
 			fputs(" = ", o);
 		}
 		if (mi->kind == MI_MOVE) {
@@ -240,7 +260,7 @@ static bool check_opnd(const MFunc *f, const Opnd *op, int nt, bool allocated, D
 				   op->vreg, t->regclasses[v->cls].name, t->grammar.nt_names[nt]);
 			return false;
 		}
-		if (allocated && (v->phys < 0 || v->phys >= t->regclasses[v->cls].nregs)) {
+		if (allocated && (v->phys < 0 || v->phys >= t->regclasses[target_root_class(t, v->cls)].nregs)) {
 			diag_error(d, loc_at(NULL, 0, 0), "%s: instruction %d: %%v%d has no register", f->name, at, op->vreg);
 			return false;
 		}

@@ -87,8 +87,12 @@ int mfunc_vreg(MFunc *f, int cls);
 /* The register class for values of a sort: the first class of that sort
  * that aliases none (-1: the target has none). */
 int target_class_for(const Target *t, Sort s);
-/* The physical register pool of a class (itself, or the class it aliases). */
+/* The physical register pool of a class (itself, or the class it aliases),
+ * the pool index of a class's register (-1: none), and the name of a pool
+ * index as the class writes it.  VReg.phys is a pool index. */
 int target_root_class(const Target *t, int cls);
+int target_root_index(const Target *t, int cls, int reg);
+const char *target_reg_name(const Target *t, int cls, int phys);
 
 /* Tree construction (nodes live as long as the function). */
 BursNode *sel_reg(MFunc *f, int vreg);

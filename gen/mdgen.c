@@ -1762,9 +1762,13 @@ static Target *build_target(const char *path, Loc from)
 			ERR(rc->loc, "register class '%s' aliases unknown class '%s'", rc->name, rc->aliases);
 		else if (other == rc || other->aliases)
 			ERR(rc->loc, "register class '%s' must alias a class that aliases none", rc->name);
-		else if (other->regs.n != rc->regs.n)
-			ERR(rc->loc, "register class '%s' has %d registers but aliases '%s' of %d", rc->name, rc->regs.n,
-			    other->name, other->regs.n);
+		else if (other->regs.n != rc->regs.n) {
+			/* fewer registers: each must be one of the other class's, by name */
+			for (int k = 0; k < rc->regs.n; k++)
+				if (vfind(&other->regs, rc->regs.v[k]) < 0)
+					ERR(rc->loc, "register class '%s' aliases '%s' but its register '%s' is not one of its",
+					    rc->name, other->name, (char *)rc->regs.v[k]);
+		}
 	}
 	/* nonterminals: stmt, the register classes, the forms */
 	add_nt(t, "stmt", SORT_X, 0, t->loc, NULL);

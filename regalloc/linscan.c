@@ -198,7 +198,7 @@ static int scan(MFunc *f, Interval *iv)
 	int limit = max_regs();
 	int *order = xmalloc((size_t)f->nvregs * sizeof *order), n = 0;
 	for (int v = 0; v < f->nvregs; v++) {
-		f->vregs[v].phys = f->vregs[v].preg;
+		f->vregs[v].phys = f->vregs[v].preg >= 0 ? target_root_index(t, f->vregs[v].cls, f->vregs[v].preg) : -1;
 		if (iv[v].start >= 0 && f->vregs[v].preg < 0 && f->vregs[v].slot < 0)
 			order[n++] = v;
 	}
@@ -209,6 +209,7 @@ static int scan(MFunc *f, Interval *iv)
 		int v = order[oi];
 		int root = target_root_class(t, f->vregs[v].cls);
 		const RegClassInfo *rc = &t->regclasses[root];
+		const RegClassInfo *own = &t->regclasses[f->vregs[v].cls];
 		/* expire */
 		int k = 0;
 		for (int a = 0; a < nact; a++)
@@ -222,11 +223,16 @@ static int scan(MFunc *f, Interval *iv)
 		for (int w = 0; w < f->nvregs; w++) /* fixed registers alive here */
 			if (f->vregs[w].preg >= 0 && target_root_class(t, f->vregs[w].cls) == root && iv[w].start >= 0 &&
 			    iv[w].start <= iv[v].end && iv[w].end >= iv[v].start)
-				busy[f->vregs[w].preg] = true;
+				busy[f->vregs[w].phys] = true;
+		/* the class's own registers (an aliasing class may have fewer),
+		 * caller-saved first */
 		int pick = -1, usable = 0;
-		for (int pass = 0; pass < 2 && pick < 0; pass++) /* caller-saved first */
-			for (int r = 0; r < rc->nregs && pick < 0; r++) {
-				if (rc->reserved[r] || rc->callee_saved[r] != (pass == 1))
+		for (int pass = 0; pass < 2 && pick < 0; pass++)
+			for (int j = 0; j < own->nregs && pick < 0; j++) {
+				if (own->reserved[j] || own->callee_saved[j] != (pass == 1))
+					continue;
+				int r = target_root_index(t, f->vregs[v].cls, j);
+				if (r < 0)
 					continue;
 				if (usable++ >= limit)
 					break;
@@ -293,6 +299,8 @@ static bool rewrite_spills(MFunc *f, Diag *d)
 			continue;
 		const RegClassInfo *rc = &t->regclasses[f->vregs[v].cls];
 		int bytes = rc->width / 8;
+		if (t->scalable && (rc->sort == SORT_V || rc->sort == SORT_W || rc->sort == SORT_M))
+			bytes = t->vlen_max / 8; /* room for the largest VLEN */
 		f->frame_bytes = (f->frame_bytes + bytes - 1) / bytes * bytes;
 		f->vregs[v].slot = f->frame_bytes;
 		f->frame_bytes += bytes;
@@ -424,7 +432,7 @@ bool regalloc_function(MFunc *f, Diag *d)
 	f->frame_bytes = frame;
 	if (frame == 0)
 		return true;
-	f->vregs[f->sp].phys = f->vregs[f->sp].preg;
+	f->vregs[f->sp].phys = target_root_index(t, f->vregs[f->sp].cls, f->vregs[f->sp].preg);
 	/* prologue */
 	int at = 0;
 	int added = isel_insert(f, at, sel_op(f, SEL_SUB_I, sel_reg(f, f->sp), sel_consti(f, frame), NULL), f->sp, d);
@@ -459,6 +467,6 @@ bool regalloc_function(MFunc *f, Diag *d)
 	/* the registers the frame code introduced are all fixed */
 	for (int v = 0; v < f->nvregs; v++)
 		if (f->vregs[v].phys < 0 && f->vregs[v].preg >= 0)
-			f->vregs[v].phys = f->vregs[v].preg;
+			f->vregs[v].phys = target_root_index(t, f->vregs[v].cls, f->vregs[v].preg);
 	return true;
 }
