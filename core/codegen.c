@@ -35,6 +35,7 @@ typedef struct {
 	int step;
 	int label;
 	bool dead;       /* no iteration (an empty dimension): jumped over */
+	int vl;          /* a strip-mined loop: the vreg holding this strip's length, else -1 */
 } Loop;
 
 typedef struct {
@@ -55,7 +56,8 @@ typedef struct {
 	Diag *d;
 	Buf *buf;
 	int args;        /* vreg holding the args array */
-	int lanes;
+	int lanes;       /* fixed: f32 lanes of a vector; scalable: VLEN min / 32 */
+	bool scalable;   /* vectors as long as the machine's: strips sized by setvl */
 	int icls, fcls, vcls;
 	Loop loops[16];
 	int nloops;
@@ -72,6 +74,24 @@ typedef struct {
 static void cg_copy(CG *c, int in_v, int64_t in_off, const int64_t *icoef, int out_v, int64_t out_off,
 		    const int64_t *ocoef, const Shape *shape);
 static int scratch(CG *c, int64_t numel);
+
+/* Where a vector loop over [lo, hi) ends and the scalar remainder starts:
+ * with fixed vectors, after the last whole vector; with scalable ones, at
+ * hi (the strips take it all). */
+static int64_t vend_of(CG *c, int64_t lo, int64_t hi)
+{
+	if (hi <= lo)
+		return lo;
+	if (c->scalable)
+		return hi;
+	return lo + (hi - lo) / c->lanes * c->lanes;
+}
+
+/* Is a row of n contiguous elements worth a vector loop? */
+static bool vector_row(CG *c, int64_t n)
+{
+	return c->scalable ? n >= 1 : n >= c->lanes;
+}
 
 /* ---- data and buffers -------------------------------------------------- */
 static const char *add_data(Program *p, Tensor *t)
@@ -116,16 +136,28 @@ static int loop_begin(CG *c, int64_t lo, int64_t hi, int step)
 	if (hi <= lo) {
 		/* an empty dimension: the body is never run */
 		sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), label);
-		c->loops[c->nloops++] = (Loop){v, lo, hi, step, label, true};
+		c->loops[c->nloops++] = (Loop){v, lo, hi, step, label, true, -1};
 		return v;
 	}
 	sel_label(f, label);
+	if (c->scalable && step > 1) {
+		/* strip mining: each strip takes vl = setvl(hi - i) elements */
+		int vl = mfunc_vreg(f, c->icls);
+		sel_assign(f, vl, sel_op(f, SEL_SETVL, sel_op(f, SEL_SUB_I, sel_consti(f, hi), sel_reg(f, v), NULL), NULL, NULL));
+		if (c->p->loops) {
+			indent(c);
+			fprintf(c->p->loops, "for %%v%d in [%lld, %lld) by strips of vl = setvl(%lld - %%v%d)\n", v, (long long)lo,
+				(long long)hi, (long long)hi, v);
+		}
+		c->loops[c->nloops++] = (Loop){v, lo, hi, 1, label, false, vl};
+		return v;
+	}
 	if (c->p->loops) {
 		indent(c);
 		fprintf(c->p->loops, "for %%v%d in [%lld, %lld) step %d%s\n", v, (long long)lo, (long long)hi, step,
 			step > 1 ? " (vector)" : "");
 	}
-	c->loops[c->nloops++] = (Loop){v, lo, hi, step, label, false};
+	c->loops[c->nloops++] = (Loop){v, lo, hi, step, label, false, -1};
 	return v;
 }
 
@@ -135,6 +167,11 @@ static void loop_end(CG *c)
 	Loop l = c->loops[--c->nloops];
 	if (l.dead) {
 		sel_label(f, l.label);
+		return;
+	}
+	if (l.vl >= 0) {
+		sel_assign(f, l.var, sel_op(f, SEL_ADD_I, sel_reg(f, l.var), sel_reg(f, l.vl), NULL));
+		sel_branch(f, sel_op(f, SEL_BRLT_I, sel_reg(f, l.var), sel_consti(f, l.hi), NULL), l.label);
 		return;
 	}
 	sel_assign(f, l.var, sel_op(f, SEL_ADD_I, sel_reg(f, l.var), sel_consti(f, l.step), NULL));
@@ -171,7 +208,8 @@ static void check_access(CG *c, int value, const Affine *a, int lanes)
 		lo += x < y ? x : y;
 		hi += x < y ? y : x;
 	}
-	hi += lanes - 1;
+	if (!c->scalable)
+		hi += lanes - 1; /* (a strip's vector ends inside its loop's range) */
 	if (lo < 0 || hi >= c->buf[value].numel) {
 		diag_error(c->d, c->node->loc, "internal error: the loop nest of %s reads or writes '%s' at [%lld, %lld], outside [0, %lld)",
 			   op_info[c->node->op].name, value_name(c, value), (long long)lo, (long long)hi,
@@ -306,9 +344,10 @@ static int exp_v(CG *c, int x)
 /* A vector of lanes equal i32 values, from read-only data. */
 static BursNode *wconst(CG *c, int32_t v)
 {
-	Shape s = {1, {c->lanes}};
+	int n = c->scalable ? c->t->vlen_max / 32 : c->lanes;
+	Shape s = {1, {n}};
 	Tensor *t = tensor_new(DT_I32, &s);
-	for (int i = 0; i < c->lanes; i++)
+	for (int i = 0; i < n; i++)
 		((int32_t *)t->data)[i] = v;
 	const char *sym = add_data(c->p, t);
 	MFunc *f = c->f;
@@ -359,17 +398,18 @@ static int pow_v(CG *c, int a, int b)
 	int rb = keep(c, sel_op(f, SEL_ROUND_V, R(b), NULL, NULL), true);
 	int hb = keep(c, OPV(SEL_MUL_V, R(b), K(0.5)), true);
 	int rh = keep(c, sel_op(f, SEL_ROUND_V, R(hb), NULL, NULL), true);
+	/* (one select per tree: a target may have a single mask register) */
 	/* odd integer exponent: round(b / 2) != b / 2 */
 	int neg = keep(c, sel_op(f, SEL_NEG_V, R(mag), NULL, NULL), true);
-	int odd = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(rh), R(hb), NULL), R(neg),
-				 sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(hb), R(rh), NULL), R(neg), R(mag))), true);
+	int odd1 = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(hb), R(rh), NULL), R(neg), R(mag)), true);
+	int odd = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(rh), R(hb), NULL), R(neg), R(odd1)), true);
 	/* an integer exponent: round(b) == b */
-	int ib = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(rb), R(b), NULL), K(NAN),
-				sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(b), R(rb), NULL), K(NAN), R(odd))), true);
+	int ib1 = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(b), R(rb), NULL), K(NAN), R(odd)), true);
+	int ib = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(rb), R(b), NULL), K(NAN), R(ib1)), true);
 	int y = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(a), K(0.0), NULL), R(ib), R(mag)), true);
 	/* b == 0: 1 */
-	return keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(b), K(0.0), NULL), R(y),
-			      sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, K(0.0), R(b), NULL), R(y), K(1.0))), true);
+	int y1 = keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, K(0.0), R(b), NULL), R(y), K(1.0)), true);
+	return keep(c, sel_op(f, SEL_SELECT_V, sel_op(f, SEL_CMPLT_V, R(b), K(0.0), NULL), R(y), R(y1)), true);
 }
 
 /* 1 / (1 + exp(-x)) */
@@ -588,7 +628,7 @@ static void cg_elementwise(CG *c, const Node *n)
 	for (int d = 0; d < r - 1; d++)
 		vars[d] = loop_begin(c, 0, s.dim[d], 1);
 	int64_t inner = s.dim[r - 1];
-	int64_t vend = c->int_mode ? 0 : inner / c->lanes * c->lanes;
+	int64_t vend = c->int_mode ? 0 : vend_of(c, 0, inner);
 	if (shape_numel(&s) == 0)
 		vend = inner = 0;
 	for (int pass = 0; pass < 2; pass++) {
@@ -663,13 +703,16 @@ static int row_pass(CG *c, const Rows *r, Affine start, int in_v, int out_v, Red
 		    double scale_by)
 {
 	MFunc *f = c->f;
-	bool vec = r->inner == 1 && r->n >= c->lanes;
-	int64_t vend = vec ? r->n / c->lanes * c->lanes : 0;
+	bool vec = r->inner == 1 && vector_row(c, r->n);
+	int64_t vend = vec ? vend_of(c, 0, r->n) : 0;
 	double init = red == RED_MAX ? -INFINITY : 0.0;
 	SelOp vop = red == RED_MAX ? SEL_MAX_V : SEL_ADD_V, sop = red == RED_MAX ? SEL_MAX_F : SEL_ADD_F;
 	int acc = keep(c, splat(c, init, false), false);
 	if (vend > 0) {
-		int accv = keep(c, splat(c, init, true), true);
+		/* fixed vectors: lanes accumulate, one reduction at the end;
+		 * scalable: each strip (its own length) reduces into acc */
+		int accv = c->scalable ? -1 : keep(c, splat(c, init, true), true);
+		SelOp rop = red == RED_MAX ? SEL_REDMAX_V : SEL_REDSUM_V;
 		int iv = loop_begin(c, 0, vend, c->lanes);
 		Affine a = start;
 		a.t[a.n++] = (Term){iv, 1};
@@ -682,11 +725,14 @@ static int row_pass(CG *c, const Rows *r, Affine start, int in_v, int out_v, Red
 				store(c, out_v, &a, true, R(y));
 				x = R(y);
 			}
-			sel_assign(f, accv, OPV(vop, R(accv), x));
+			if (c->scalable)
+				sel_assign(f, acc, OPV(sop, R(acc), sel_op(f, rop, x, NULL, NULL)));
+			else
+				sel_assign(f, accv, OPV(vop, R(accv), x));
 		}
 		loop_end(c);
-		if (scale_by == 0)
-			sel_assign(f, acc, sel_op(f, red == RED_MAX ? SEL_REDMAX_V : SEL_REDSUM_V, R(accv), NULL, NULL));
+		if (scale_by == 0 && !c->scalable)
+			sel_assign(f, acc, sel_op(f, rop, R(accv), NULL, NULL));
 	}
 	if (vend < r->n) {
 		int iv = loop_begin(c, vend, r->n, 1);
@@ -769,8 +815,8 @@ static void cg_logsoftmax(CG *c, const Node *n)
 	int ls = keep(c, sel_op(f, SEL_REDMAX_V, R(log_v(c, keep(c, sel_op(f, SEL_BCAST_V, R(sum), NULL, NULL), true))), NULL, NULL),
 		      false);
 	int shift = keep(c, OPV(SEL_ADD_F, R(m), R(ls)), false);
-	bool vec = r.inner == 1 && r.n >= c->lanes;
-	int64_t vend = vec ? r.n / c->lanes * c->lanes : 0;
+	bool vec = r.inner == 1 && vector_row(c, r.n);
+	int64_t vend = vec ? vend_of(c, 0, r.n) : 0;
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
@@ -899,24 +945,28 @@ static bool cg_layernorm(CG *c, const Node *n)
 	int sum = row_pass(c, &r, st, x->id, -1, RED_SUM, NULL, NULL, 0);
 	int mean = keep(c, OPV(SEL_MUL_F, R(sum), splat(c, 1.0 / (double)r.n, false)), false);
 	/* variance: sum of (x - mean)^2, written to y on the way */
-	bool vec = r.n >= c->lanes;
-	int64_t vend = vec ? r.n / c->lanes * c->lanes : 0;
+	bool vec = vector_row(c, r.n);
+	int64_t vend = vec ? vend_of(c, 0, r.n) : 0;
 	int var = keep(c, splat(c, 0.0, false), false);
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
 		if (hi <= lo)
 			continue;
-		int acc = vector ? keep(c, splat(c, 0.0, true), true) : var;
+		bool lanes_acc = vector && !c->scalable; /* scalable: each strip reduces into var */
+		int acc = lanes_acc ? keep(c, splat(c, 0.0, true), true) : var;
 		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
 		Affine a = st;
 		a.t[a.n++] = (Term){iv, 1};
 		BursNode *m = vector ? sel_op(f, SEL_BCAST_V, R(mean), NULL, NULL) : R(mean);
 		int d = keep(c, bin(c, SEL_SUB_V, SEL_SUB_F, vector, load(c, x->id, &a, vector), m), vector);
 		store(c, y->id, &a, vector, R(d));
-		sel_assign(f, acc, sel_op(f, vector ? SEL_FMA_V : SEL_FMA_F, R(d), R(d), R(acc)));
+		if (vector && c->scalable)
+			sel_assign(f, var, OPV(SEL_ADD_F, R(var), sel_op(f, SEL_REDSUM_V, OPV(SEL_MUL_V, R(d), R(d)), NULL, NULL)));
+		else
+			sel_assign(f, acc, sel_op(f, vector ? SEL_FMA_V : SEL_FMA_F, R(d), R(d), R(acc)));
 		loop_end(c);
-		if (vector)
+		if (lanes_acc)
 			sel_assign(f, var, sel_op(f, SEL_REDSUM_V, R(acc), NULL, NULL));
 	}
 	int rstd = keep(c, OPV(SEL_DIV_F, splat(c, 1.0, false),
@@ -1014,7 +1064,7 @@ static bool cg_batchnorm(CG *c, const Node *n)
 	int a = keep(c, OPV(SEL_DIV_F, load(c, n->in[1]->id, &ca, false),
 			    sel_op(f, SEL_SQRT_F, OPV(SEL_ADD_F, var, splat(c, attr_f(n, "epsilon"), false)), NULL, NULL)), false);
 	int b = keep(c, OPV(SEL_SUB_F, load(c, n->in[2]->id, &ca, false), OPV(SEL_MUL_F, mu, R(a))), false);
-	int64_t vend = r.n / c->lanes * c->lanes;
+	int64_t vend = vend_of(c, 0, r.n);
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
@@ -1054,7 +1104,7 @@ static void cg_copy(CG *c, int in_v, int64_t in_off, const int64_t *icoef, int o
 		vars[d] = loop_begin(c, 0, s.dim[d], 1);
 	int64_t inner = s.dim[r - 1];
 	bool can_vec = oc[r - 1] == 1 && (ic[r - 1] == 1 || ic[r - 1] == 0) && !is_i64(c, out_v);
-	int64_t vend = can_vec ? inner / c->lanes * c->lanes : 0;
+	int64_t vend = can_vec ? vend_of(c, 0, inner) : 0;
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : inner;
@@ -1092,7 +1142,7 @@ static void cg_fill(CG *c, int out_v, double v, int64_t numel)
 		}
 		return;
 	}
-	int64_t vend = numel / c->lanes * c->lanes;
+	int64_t vend = vend_of(c, 0, numel);
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : numel;
@@ -1334,7 +1384,7 @@ static bool cg_conv(CG *c, const Node *n)
 	for (int j = 0; j < ns - 1; j++)
 		ov[j] = loop_begin(c, 0, w.out[j], 1);
 	int last = ns - 1;
-	int64_t vend = w.stride[last] == 1 ? w.out[last] / c->lanes * c->lanes : 0;
+	int64_t vend = w.stride[last] == 1 ? vend_of(c, 0, w.out[last]) : 0;
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : w.out[last];
@@ -1437,7 +1487,7 @@ static bool cg_pool(CG *c, const Node *n)
 	for (int j = 0; j < ns - 1; j++)
 		ov[j] = loop_begin(c, 0, w.out[j], 1);
 	int last = ns - 1;
-	int64_t vend = w.stride[last] == 1 ? w.out[last] / c->lanes * c->lanes : 0;
+	int64_t vend = w.stride[last] == 1 ? vend_of(c, 0, w.out[last]) : 0;
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : w.out[last];
@@ -1514,10 +1564,10 @@ static bool cg_gather(CG *c, const Node *n)
 	sel_assign(f, k, sel_op(f, SEL_ADD_I, R(k), sel_consti(f, r.n), NULL));
 	sel_branch(f, sel_op(f, SEL_BRLT_I, R(k), sel_consti(f, 0), NULL), c->err_label);
 	sel_label(f, lok);
-	c->ranges[c->nranges++] = (Loop){k, 0, r.n, 1, -1, false};
+	c->ranges[c->nranges++] = (Loop){k, 0, r.n, 1, -1, false, -1};
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
-		int64_t vend = r.inner / c->lanes * c->lanes;
+		int64_t vend = vend_of(c, 0, r.inner);
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.inner;
 		if (hi <= lo)
 			continue;
@@ -1735,8 +1785,8 @@ static void cg_matmul(CG *c, const Node *n)
 	int bv[MAX_RANK];
 	for (int i = 0; i < batch.rank; i++)
 		bv[i] = loop_begin(c, 0, batch.dim[i], 1);
-	int64_t vend = b_n == 1 ? N / c->lanes * c->lanes : 0;
-	if (vend > 0 && K > 0) {
+	int64_t vend = b_n == 1 ? vend_of(c, 0, N) : 0;
+	if (vend > 0 && K > 0 && !c->scalable) {
 		/* register-blocked micro-kernels over the vector columns */
 		MatmulCtx mc = {A, B, C, Y, M, N, K, a_m, a_k, b_k, alpha, beta, {cstr[0], cstr[1]}, batch.rank, {0}, {0}, {0}, {0}};
 		for (int i = 0; i < batch.rank; i++) {
@@ -1747,10 +1797,10 @@ static void cg_matmul(CG *c, const Node *n)
 		}
 		cg_matmul_blocked(c, &mc, vend);
 	}
-	if (vend > 0 && K > 0)
-		vend = N / c->lanes * c->lanes; /* done: only the scalar columns remain */
+	if (vend > 0 && K > 0 && !c->scalable)
+		vend = vend_of(c, 0, N); /* done: only the scalar columns remain */
 	int mv = loop_begin(c, 0, M, 1);
-	bool blocked = vend > 0 && K > 0;
+	bool blocked = vend > 0 && K > 0 && !c->scalable;
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : N;
@@ -1875,7 +1925,7 @@ static bool lower_node(CG *c, const Node *n)
 		Tensor *bits = tensor_new(DT_I32, &s0);
 		((int32_t *)bits->data)[0] = (int32_t)attr_f(n, "value");
 		const char *sym = add_data(c->p, bits);
-		int64_t numel = shape_numel(&n->out[0]->type.shape), vend = numel / c->lanes * c->lanes;
+		int64_t numel = shape_numel(&n->out[0]->type.shape), vend = vend_of(c, 0, numel);
 		for (int pass = 0; pass < 2; pass++) {
 			bool vector = pass == 0;
 			int64_t lo = vector ? 0 : vend, hi = vector ? vend : numel;
@@ -1959,9 +2009,9 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	c.fcls = target_class_for(t, SORT_F);
 	c.vcls = target_class_for(t, SORT_V);
 	c.lanes = t->vector_bits / 32;
-	if (c.icls < 0 || c.fcls < 0 || c.vcls < 0 || t->scalable) {
-		diag_error(d, loc_at(NULL, 0, 0), "the backend needs fixed-width vectors and i, f and v registers; %s has %s",
-			   t->name, t->scalable ? "scalable vectors (not supported by the backend yet)" : "too few register classes");
+	c.scalable = t->scalable;
+	if (c.icls < 0 || c.fcls < 0 || c.vcls < 0) {
+		diag_error(d, loc_at(NULL, 0, 0), "the backend needs i, f and v register classes; %s lacks one", t->name);
 		program_free(p);
 		return NULL;
 	}
@@ -2035,6 +2085,12 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 					f->vregs[c.ret].preg = r;
 				}
 	c.err_label = sel_new_label(f);
+	if (c.scalable) {
+		/* vector code outside the strip-mined loops (broadcast scalars) runs
+		 * at the machine's length: vl = VLMAX */
+		int vl = mfunc_vreg(f, c.icls);
+		sel_assign(f, vl, sel_op(f, SEL_SETVL, sel_consti(f, 1 << 30), NULL, NULL));
+	}
 	if (loops)
 		fprintf(loops, "function gdcc_entry(args[%d]) on %s, %d lanes, workspace %lld bytes\n", p->nargs, t->name,
 			c.lanes, (long long)p->workspace_bytes);

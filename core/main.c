@@ -67,6 +67,7 @@ static void usage(FILE *out)
 	      "      --print                 print a summary and the leading values of each output\n"
 	      "      -t TARGET               compile for TARGET, assemble, link and run there\n"
 	      "      --check                 with -t: also run the reference and compare\n"
+	      "      --vlen N                with a scalable-vector target: run at VLEN N bits\n"
 	      "\n"
 	      "Exit status: 0 success, 1 invalid input, 2 bad command line, 3 run failure,\n"
 	      "4 --check mismatch.\n"
@@ -472,6 +473,8 @@ static bool read_raw(const char *path, Tensor *t)
 
 /* Compile g for t, link it with the run harness, run it on inputs; fills
  * outputs.  Returns 0 or an exit status, after reporting into d. */
+static const char *run_vlen; /* run --vlen N: the vector length a scalable target runs at */
+
 static int run_on_target(const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d)
 {
 	Program *p = compile(g, t, NULL, d);
@@ -548,8 +551,13 @@ static int run_on_target(const Graph *g, const Target *t, Tensor *const *inputs,
 			free(a);
 		}
 		snprintf(args + len, cap - len, " 'w:%lld'", (long long)p->workspace_bytes);
-		const char *keys[] = {"prog"}, *vals[] = {prog};
-		char *cmd = fill_command(run->str, keys, vals, 1);
+		char vlen[32];
+		const ParamInfo *vd = target_param(t, "vlen_default");
+		snprintf(vlen, sizeof vlen, "%s", run_vlen ? run_vlen : vd && vd->n ? "" : "");
+		if (!run_vlen && vd && vd->n)
+			snprintf(vlen, sizeof vlen, "%d", (int)vd->values[0]);
+		const char *keys[] = {"prog", "vlen"}, *vals[] = {prog, vlen};
+		char *cmd = fill_command(run->str, keys, vals, 2);
 		char *full = xasprintf("%s%s", cmd, args);
 		int st = rc ? 0 : system(full);
 		if (st != 0) {
@@ -662,6 +670,7 @@ static int cmd_run(int argc, char **argv)
 		{"target", required_argument, NULL, 't'},
 		{"check", no_argument, NULL, 'c'},
 		{"report", required_argument, NULL, 'R'},
+		{"vlen", required_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -705,6 +714,16 @@ static int cmd_run(int argc, char **argv)
 		case 'p': print = true; break;
 		case 'c': check = true; break;
 		case 'R': report_path = optarg; break;
+		case 'L': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 32 || v > 65536 || (v & (v - 1))) {
+				rc = usage_error("--vlen needs a power of two number of bits, got '%s'", optarg);
+				goto done;
+			}
+			run_vlen = optarg;
+			break;
+		}
 		case 't': target = optarg; break;
 		case 'h': usage(stdout); goto done;
 		case ':': rc = usage_error("option '%s' needs an argument", argv[optind - 1]); goto done;

@@ -464,9 +464,22 @@ bool regalloc_function(MFunc *f, Diag *d)
 			return false;
 		i += n + added;
 	}
-	/* the registers the frame code introduced are all fixed */
-	for (int v = 0; v < f->nvregs; v++)
-		if (f->vregs[v].phys < 0 && f->vregs[v].preg >= 0)
+	/* the registers the frame code introduced: fixed ones, and temporaries
+	 * (a frame too large for an immediate) in a caller-saved register that
+	 * holds neither the argument at entry nor the result at exit */
+	for (int v = 0; v < f->nvregs; v++) {
+		if (f->vregs[v].phys >= 0)
+			continue;
+		if (f->vregs[v].preg >= 0) {
 			f->vregs[v].phys = target_root_index(t, f->vregs[v].cls, f->vregs[v].preg);
+			continue;
+		}
+		const RegClassInfo *rc = &t->regclasses[f->vregs[v].cls];
+		const char *arg0 = t->abi.nargs ? t->abi.args[0].regs[0] : "", *ret0 = t->abi.nret ? t->abi.ret[0].regs[0] : "";
+		for (int j = 0; j < rc->nregs && f->vregs[v].phys < 0; j++)
+			if (!rc->reserved[j] && !rc->callee_saved[j] && strcmp(rc->regs[j], arg0) != 0 &&
+			    strcmp(rc->regs[j], ret0) != 0)
+				f->vregs[v].phys = target_root_index(t, f->vregs[v].cls, j);
+	}
 	return true;
 }
