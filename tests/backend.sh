@@ -29,6 +29,23 @@ for m in "$SRCDIR"/tests/backend/*.ir "$SRCDIR"/examples/*.ir; do
 	frame=$(sed -n 's/.*"frame_bytes": \([0-9]*\).*/\1/p' "$tmp/$name.4.s.json")
 	[ "${frame:-0}" -gt 0 ] && ok || bad "$name: no spill slots with 4 registers"
 done
+# riscv-rvv under qemu at three vector lengths (when the cross tools exist;
+# conformance-rvv.sh reports the skip otherwise).
+if command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 && command -v qemu-riscv64 >/dev/null 2>&1; then
+	for m in "$SRCDIR"/tests/backend/*.ir "$SRCDIR"/examples/mlp.ir; do
+		name=$(basename "$m" .ir)
+		for v in 128 256 512; do
+			if "$GDCC" run "$m" -t riscv-rvv --vlen $v --check --seed 5 >"$tmp/out" 2>&1; then ok; else
+				bad "$name: riscv-rvv at VLEN $v"; cat "$tmp/out"; fi
+		done
+		if GDCC_MAX_REGS=4 "$GDCC" run "$m" -t riscv-rvv --vlen 256 --check --seed 6 >"$tmp/out" 2>&1; then ok; else
+			bad "$name: riscv-rvv with 4 registers"; cat "$tmp/out"; fi
+	done
+	if "$GDCC" -S -t riscv-rvv "$SRCDIR/examples/bert_layer.ir" -o "$tmp/bert.s" 2>"$tmp/err" &&
+		riscv64-linux-gnu-gcc -march=rv64gcv -c -o "$tmp/bert.o" "$tmp/bert.s" 2>>"$tmp/err"; then ok; else
+		bad "bert_layer: riscv-rvv -S does not assemble"; cat "$tmp/err"; fi
+fi
+
 # The report and the manifest are JSON with their schema names and figures.
 if "$GDCC" -S -t x86-avx2 "$SRCDIR/examples/mlp.ir" -o "$tmp/r.s" --report="$tmp/r.json" 2>"$tmp/err"; then ok; else bad "--report"; cat "$tmp/err"; fi
 if /usr/bin/python3 - "$tmp/r.json" "$tmp/r.s.json" <<'PY'

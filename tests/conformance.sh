@@ -1,7 +1,10 @@
 #!/bin/sh
-# The x86-avx2 conformance suite (docs/conformance.md): every op of the op table
-# over a set of shapes and attributes, compiled for x86-avx2, run natively and
-# compared with the reference interpreter by `gdcc run -t x86-avx2 --check`.
+# The conformance suite (docs/conformance.md): every op of the op table over a
+# set of shapes and attributes, compiled for a target, run, and compared with
+# the reference interpreter by `gdcc run -t TARGET --check`.
+#
+#   CONFORMANCE_TARGET  the target (default x86-avx2)
+#   CONFORMANCE_VLEN    for a scalable-vector target: the VLEN to run at
 #
 #   GDCC        the gdcc binary (default: ./gdcc)
 #   SRCDIR      the source tree (default: this script's folder's parent)
@@ -17,7 +20,9 @@
 # failure, and is never counted as passed), 77 skipped (no python3), 99 a setup error.
 set -u
 
-TARGET=x86-avx2
+TARGET=${CONFORMANCE_TARGET:-x86-avx2}
+VLENARG=
+[ -n "${CONFORMANCE_VLEN:-}" ] && VLENARG="--vlen $CONFORMANCE_VLEN"
 GDCC=${GDCC:-./gdcc}
 SRCDIR=${SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 JOBS=${JOBS:-2}
@@ -39,7 +44,7 @@ if [ ! -x "$GDCC" ]; then
 fi
 if [ -z "${EVIDENCE:-}" ]; then
 	mkdir -p tests || exit 99
-	EVIDENCE=$(pwd)/tests/conformance-$TARGET.jsonl
+	EVIDENCE=$(pwd)/tests/conformance-$TARGET${CONFORMANCE_VLEN:+-vlen$CONFORMANCE_VLEN}.jsonl
 fi
 case $EVIDENCE in
 /*) ;;
@@ -69,17 +74,17 @@ cd "$1" || exit 1
 n=$2
 args=$(cat "$n.args")
 # shellcheck disable=SC2086
-$TIMEOUT "$GDCC" run "$n.ir" -t "$TARGET" --check $args >"$n.out" 2>"$n.err" </dev/null
+$TIMEOUT "$GDCC" run "$n.ir" -t "$TARGET" $VLENARG --check $args >"$n.out" 2>"$n.err" </dev/null
 echo $? >"$n.rc"
 EOF
-export GDCC TARGET TIMEOUT
+export GDCC TARGET TIMEOUT VLENARG
 
 sed -n 's/^{"case": "\([^"]*\)".*/\1/p' "$dir/cases.jsonl" >"$dir/names"
 if [ -n "${CONFORMANCE_CASES:-}" ]; then
 	grep -E -e "$CONFORMANCE_CASES" "$dir/names" >"$dir/names.sel"
 	mv "$dir/names.sel" "$dir/names"
 fi
-echo "conformance: $(wc -l <"$dir/names" | tr -d ' ') cases for $TARGET, $JOBS at a time"
+echo "conformance: $(wc -l <"$dir/names" | tr -d ' ') cases for $TARGET${CONFORMANCE_VLEN:+ at VLEN $CONFORMANCE_VLEN}, $JOBS at a time"
 if [ -s "$dir/names" ]; then
 	xargs -P "$JOBS" -n 1 sh "$dir/run1.sh" "$dir" <"$dir/names"
 fi

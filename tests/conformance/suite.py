@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The x86-avx2 conformance suite's generator and collector (standard library only).
+"""The conformance suite's generator and collector (standard library only).
 
     suite.py gen DIR                 write every case into DIR: NAME.ir, NAME.args
                                      (extra `gdcc run` arguments), NAME.*.npy inputs,
@@ -762,6 +762,8 @@ def cmd_collect(d, evidence, version, target):
                 "max_abs_error": mabs, "max_rel_error": mrel, "tolerance": tol, "reason": reason,
                 "gdcc_version": version, "seed": c["seed"],
             }
+            if os.environ.get("CONFORMANCE_VLEN"):
+                rec["vlen"] = int(os.environ["CONFORMANCE_VLEN"])
             if c["ranges"]:
                 rec["input_ranges"] = c["ranges"]
             ev.write(json.dumps(rec) + "\n")
