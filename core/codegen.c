@@ -1703,6 +1703,7 @@ static void cg_matmul_blocked(CG *c, const MatmulCtx *m, int64_t vend)
 		mr = 8;
 	if (mr < 1)
 		mr = 1;
+	c->p->gemm_mr = mr;
 	int64_t w2 = 2 * c->lanes;
 	int64_t n2 = vend / w2 * w2;
 	int64_t m_main = m->M / mr * mr;
@@ -1712,6 +1713,7 @@ static void cg_matmul_blocked(CG *c, const MatmulCtx *m, int64_t vend)
 	int64_t kc = l1 && l1->n ? (int64_t)l1->values[0] / 2 / (w2 * 4) : m->K;
 	if (kc < 16)
 		kc = 16;
+	c->p->gemm_kc = (int)kc;
 	for (int64_t k0 = 0; k0 < m->K; k0 += kc) {
 		int64_t k1 = k0 + kc < m->K ? k0 + kc : m->K;
 		for (int cb = 0; cb < 2; cb++) {
@@ -2010,6 +2012,8 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	c.vcls = target_class_for(t, SORT_V);
 	c.lanes = t->vector_bits / 32;
 	c.scalable = t->scalable;
+	p->lanes = c.lanes;
+	p->lmul = 1;
 	if (c.icls < 0 || c.fcls < 0 || c.vcls < 0) {
 		diag_error(d, loc_at(NULL, 0, 0), "the backend needs i, f and v register classes; %s lacks one", t->name);
 		program_free(p);

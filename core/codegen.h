@@ -30,6 +30,10 @@ typedef struct {
 	int nkernels;
 	double seconds[3];    /* lowering, selection, allocation */
 	long rss_kib[3];      /* peak resident memory after each */
+	/* decisions taken from the .md (for the report) */
+	int lanes;            /* f32 lanes of a vector (fixed), or per VLEN min (scalable) */
+	int lmul;             /* register group of the vector loops (1) */
+	int gemm_mr, gemm_kc; /* GEMM register block rows and K block (0: not used) */
 	int spill_slots;
 } Program;
 

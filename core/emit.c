@@ -251,6 +251,19 @@ void program_report(FILE *o, const Program *p, uint64_t hash, const double *fron
 		if (p->f->insts[i].kind == MI_RULE)
 			bytes += t->rules[p->f->insts[i].rule].size;
 	fprintf(o, "\n  ],\n  \"estimated_cycles\": %.0f,\n", total);
+	if (t->scalable)
+		fprintf(o, "  \"vector\": {\"kind\": \"scalable\", \"vlen_min\": %d, \"vlen_max\": %d, \"lanes_at_vlen_min\": %d, "
+			   "\"lmul\": %d, \"lmul_reason\": \"register groups are not allocated yet: every loop runs at LMUL 1\", "
+			   "\"strip_mined\": true},\n",
+			t->vector_bits, t->vlen_max, p->lanes, p->lmul);
+	else
+		fprintf(o, "  \"vector\": {\"kind\": \"fixed\", \"bits\": %d, \"lanes\": %d, \"remainder\": \"scalar loop\"},\n",
+			t->vector_bits, p->lanes);
+	if (p->gemm_mr)
+		fprintf(o, "  \"gemm\": {\"register_block\": [%d, %d], \"k_block\": %d, \"from\": \"vector registers and l1d_bytes of the .md\"},\n",
+			p->gemm_mr, 2 * p->lanes, p->gemm_kc);
+	else
+		fputs("  \"gemm\": null,\n", o);
 	fprintf(o, "  \"code\": {\"instructions\": %d, \"bytes\": %d, \"kernels\": %d, \"spill_slots\": %d, "
 		   "\"frame_bytes\": %d, \"workspace_bytes\": %lld}\n}\n",
 		p->f->ninsts, bytes, p->nkernels, p->spill_slots, p->f->frame_bytes, (long long)p->workspace_bytes);
