@@ -143,7 +143,8 @@ static int loop_begin(CG *c, int64_t lo, int64_t hi, int step)
 	if (c->scalable && step > 1) {
 		/* strip mining: each strip takes vl = setvl(hi - i) elements */
 		int vl = mfunc_vreg(f, c->icls);
-		sel_assign(f, vl, sel_op(f, SEL_SETVL, sel_op(f, SEL_SUB_I, sel_consti(f, hi), sel_reg(f, v), NULL), NULL, NULL));
+		sel_assign(f, vl, sel_op(f, SEL_SETVL, sel_op(f, SEL_SUB_I, sel_consti(f, hi), sel_reg(f, v), NULL),
+					 sel_consti(f, f->lmul), NULL));
 		if (c->p->loops) {
 			indent(c);
 			fprintf(c->p->loops, "for %%v%d in [%lld, %lld) by strips of vl = setvl(%lld - %%v%d)\n", v, (long long)lo,
@@ -1858,6 +1859,40 @@ static void cg_matmul(CG *c, const Node *n)
 }
 
 /* ---- the program ---------------------------------------------------------------- */
+/* How many vector values a kernel keeps live at once, roughly: its
+ * register pressure, for the LMUL choice. */
+static int vector_pressure(const Node *n)
+{
+	switch (n->op) {
+	case OP_POW: return 22;
+	case OP_ERF: case OP_GELU: case OP_LOG: case OP_LOGSOFTMAX: return 16;
+	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_SOFTMAX: return 12;
+	case OP_LEAKY_RELU: case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_CLIP: return 5;
+	case OP_LAYERNORM: case OP_BATCHNORM: return 6;
+	default: return n->nin + 2;
+	}
+}
+
+/* A scalable-vector kernel's register group: the largest of the .md's
+ * `lmul` choices whose groups still hold the kernel's live vectors in the
+ * allocatable vector registers (fixed-width targets: 1). */
+static int choose_lmul(CG *c, const Node *n)
+{
+	if (!c->scalable)
+		return 1;
+	const RegClassInfo *vc = &c->t->regclasses[target_root_class(c->t, c->vcls)];
+	int regs = 0;
+	for (int r = 0; r < vc->nregs; r++)
+		regs += !vc->reserved[r];
+	int best = 1, p = vector_pressure(n);
+	for (int i = 0; i < c->t->nlmul; i++) {
+		int l = c->t->lmul[i];
+		if (l > best && p * l <= regs)
+			best = l;
+	}
+	return best;
+}
+
 static bool x_dtype_ok(const Node *n)
 {
 	DType t = n->in[0]->type.dtype;
@@ -2093,7 +2128,7 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		/* vector code outside the strip-mined loops (broadcast scalars) runs
 		 * at the machine's length: vl = VLMAX */
 		int vl = mfunc_vreg(f, c.icls);
-		sel_assign(f, vl, sel_op(f, SEL_SETVL, sel_consti(f, 1 << 30), NULL, NULL));
+		sel_assign(f, vl, sel_op(f, SEL_SETVL, sel_consti(f, 1 << 30), sel_consti(f, 1), NULL));
 	}
 	if (loops)
 		fprintf(loops, "function gdcc_entry(args[%d]) on %s, %d lanes, workspace %lld bytes\n", p->nargs, t->name,
@@ -2105,8 +2140,14 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		for (int v = 0; v < nbuf; v++)
 			c.base[v] = -1;
 		c.node = n;
+		f->lmul = choose_lmul(&c, n);
+		if (c.scalable) /* the kernel's vector type, also for its vector code outside strips */
+			sel_assign(f, mfunc_vreg(f, c.icls), sel_op(f, SEL_SETVL, sel_consti(f, 1 << 30), sel_consti(f, f->lmul), NULL));
+		if (f->lmul > p->lmul)
+			p->lmul = f->lmul;
 		if (loops)
-			fprintf(loops, "kernel %d: %s = %s\n", p->nkernels, n->out[0]->name, op_info[n->op].name);
+			fprintf(loops, "kernel %d: %s = %s%s\n", p->nkernels, n->out[0]->name, op_info[n->op].name,
+				c.scalable ? (f->lmul == 8 ? " (LMUL 8)" : f->lmul == 4 ? " (LMUL 4)" : f->lmul == 2 ? " (LMUL 2)" : " (LMUL 1)") : "");
 		if (!lower_node(&c, n))
 			c.ok = false;
 		p->nkernels++;

@@ -253,7 +253,8 @@ void program_report(FILE *o, const Program *p, uint64_t hash, const double *fron
 	fprintf(o, "\n  ],\n  \"estimated_cycles\": %.0f,\n", total);
 	if (t->scalable)
 		fprintf(o, "  \"vector\": {\"kind\": \"scalable\", \"vlen_min\": %d, \"vlen_max\": %d, \"lanes_at_vlen_min\": %d, "
-			   "\"lmul\": %d, \"lmul_reason\": \"register groups are not allocated yet: every loop runs at LMUL 1\", "
+			   "\"max_lmul\": %d, \"lmul_rule\": \"per kernel: the largest of the .md's lmul list whose register groups "
+			   "hold the kernel's live vectors in the allocatable vector registers (--emit=loops shows each)\", "
 			   "\"strip_mined\": true},\n",
 			t->vector_bits, t->vlen_max, p->lanes, p->lmul);
 	else

@@ -19,6 +19,7 @@ MFunc *mfunc_new(const Target *t, const char *name)
 	f->t = t;
 	f->name = name;
 	f->sp = -1;
+	f->lmul = 1;
 	return f;
 }
 
@@ -80,7 +81,8 @@ int target_class_for(const Target *t, Sort s)
 int mfunc_vreg(MFunc *f, int cls)
 {
 	GROW(f->vregs, f->nvregs, f->capvregs);
-	f->vregs[f->nvregs] = (VReg){cls, -1, -1, -1, false};
+	Sort s = f->t->regclasses[cls].sort;
+	f->vregs[f->nvregs] = (VReg){cls, -1, -1, -1, false, (s == SORT_V || s == SORT_W) ? f->lmul : 1};
 	return f->nvregs++;
 }
 
@@ -136,7 +138,7 @@ BursNode *sel_op(MFunc *f, SelOp op, BursNode *a, BursNode *b, BursNode *c)
 static void stmt(MFunc *f, BursNode *tree, int dest, int label)
 {
 	GROW(f->stmts, f->nstmts, f->capstmts);
-	f->stmts[f->nstmts++] = (SelStmt){tree, dest, label};
+	f->stmts[f->nstmts++] = (SelStmt){tree, dest, label, f->lmul};
 }
 
 void sel_assign(MFunc *f, int dest, BursNode *tree) { stmt(f, tree, dest, -1); }

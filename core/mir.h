@@ -22,6 +22,7 @@ typedef struct {
 	int phys;      /* after allocation: the physical register, or -1 */
 	int slot;      /* spilled: its frame offset, or -1 */
 	bool no_spill; /* a reload/spill temporary */
+	int group;     /* vectors of a scalable target: registers per value (LMUL) */
 } VReg;
 
 typedef enum { OPND_NONE, OPND_REG, OPND_IMM, OPND_FIMM, OPND_SYM, OPND_FORM } OpndKind;
@@ -60,6 +61,7 @@ typedef struct {
 	BursNode *tree;    /* NULL for a label */
 	int dest;          /* vreg, or -1 */
 	int label;         /* the label defined (tree NULL) or branched to */
+	int lmul;          /* the register group of its vectors */
 } SelStmt;
 
 typedef struct {
@@ -75,6 +77,7 @@ typedef struct {
 	int nforms, capforms;
 	int nlabels;
 	int sp;            /* the stack pointer's vreg */
+	int lmul;          /* register group given to new vector vregs (1) */
 	int frame_bytes;   /* spill slots */
 	/* the arena of tree nodes */
 	BursNode **nodes;

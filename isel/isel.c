@@ -163,6 +163,7 @@ bool isel_function(MFunc *f, Diag *d)
 			continue;
 		}
 		Ctx c;
+		f->lmul = s->lmul; /* the temporaries it creates are groups of the same size */
 		if (!select_tree(f, s->tree, s->dest, s->label, &c, d))
 			ok = false;
 		else

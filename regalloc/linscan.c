@@ -219,7 +219,8 @@ static int scan(MFunc *f, Interval *iv)
 		bool *busy = xcalloc((size_t)rc->nregs, 1);
 		for (int a = 0; a < nact; a++)
 			if (target_root_class(t, f->vregs[active[a]].cls) == root)
-				busy[f->vregs[active[a]].phys] = true;
+				for (int g = 0; g < f->vregs[active[a]].group && f->vregs[active[a]].phys + g < rc->nregs; g++)
+					busy[f->vregs[active[a]].phys + g] = true;
 		for (int w = 0; w < f->nvregs; w++) /* fixed registers alive here */
 			if (f->vregs[w].preg >= 0 && target_root_class(t, f->vregs[w].cls) == root && iv[w].start >= 0 &&
 			    iv[w].start <= iv[v].end && iv[w].end >= iv[v].start)
@@ -232,11 +233,20 @@ static int scan(MFunc *f, Interval *iv)
 				if (own->reserved[j] || own->callee_saved[j] != (pass == 1))
 					continue;
 				int r = target_root_index(t, f->vregs[v].cls, j);
-				if (r < 0)
+				int gsz = f->vregs[v].group;
+				if (r < 0 || r % gsz || r + gsz > rc->nregs)
+					continue; /* a register group starts at a multiple of its size */
+				bool fits = true;
+				for (int g = 1; g < gsz; g++)
+					fits &= !rc->reserved[r + g];
+				if (!fits)
 					continue;
 				if (usable++ >= limit)
 					break;
-				if (!busy[r])
+				bool free_all = true;
+				for (int g = 0; g < gsz; g++)
+					free_all &= !busy[r + g];
+				if (free_all)
 					pick = r;
 			}
 		free(busy);
@@ -300,7 +310,7 @@ static bool rewrite_spills(MFunc *f, Diag *d)
 		const RegClassInfo *rc = &t->regclasses[f->vregs[v].cls];
 		int bytes = rc->width / 8;
 		if (t->scalable && (rc->sort == SORT_V || rc->sort == SORT_W || rc->sort == SORT_M))
-			bytes = t->vlen_max / 8; /* room for the largest VLEN */
+			bytes = t->vlen_max / 8 * f->vregs[v].group; /* room for the largest VLEN */
 		f->frame_bytes = (f->frame_bytes + bytes - 1) / bytes * bytes;
 		f->vregs[v].slot = f->frame_bytes;
 		f->frame_bytes += bytes;
@@ -326,6 +336,7 @@ static bool rewrite_spills(MFunc *f, Diag *d)
 				continue;
 			int r = mfunc_vreg(f, f->vregs[v].cls);
 			f->vregs[r].no_spill = true;
+			f->vregs[r].group = f->vregs[v].group;
 			Sort s = t->regclasses[f->vregs[v].cls].sort;
 			int added = isel_insert(f, i, sel_op(f, load_op(s), slot_addr(f, f->vregs[v].slot), NULL, NULL), r, d);
 			if (added < 0)
@@ -346,6 +357,7 @@ static bool rewrite_spills(MFunc *f, Diag *d)
 			if (r < 0) {
 				r = mfunc_vreg(f, f->vregs[dv].cls);
 				f->vregs[r].no_spill = true;
+				f->vregs[r].group = f->vregs[dv].group;
 			}
 			mi->def = r;
 			/* a tied use of the same register (two-address) is the new one */
