@@ -127,7 +127,7 @@ static void indent(CG *c)
 		fputs("  ", c->p->loops);
 }
 
-static int loop_begin(CG *c, int64_t lo, int64_t hi, int step)
+static int loop_begin_(CG *c, int64_t lo, int64_t hi, int step, bool vector)
 {
 	MFunc *f = c->f;
 	int v = mfunc_vreg(f, c->icls);
@@ -140,7 +140,7 @@ static int loop_begin(CG *c, int64_t lo, int64_t hi, int step)
 		return v;
 	}
 	sel_label(f, label);
-	if (c->scalable && step > 1) {
+	if (c->scalable && vector) {
 		/* strip mining: each strip takes vl = setvl(hi - i) elements */
 		int vl = mfunc_vreg(f, c->icls);
 		sel_assign(f, vl, sel_op(f, SEL_SETVL, sel_op(f, SEL_SUB_I, sel_consti(f, hi), sel_reg(f, v), NULL),
@@ -156,10 +156,22 @@ static int loop_begin(CG *c, int64_t lo, int64_t hi, int step)
 	if (c->p->loops) {
 		indent(c);
 		fprintf(c->p->loops, "for %%v%d in [%lld, %lld) step %d%s\n", v, (long long)lo, (long long)hi, step,
-			step > 1 ? " (vector)" : "");
+			vector ? " (vector)" : step > 1 ? " (unrolled block)" : "");
 	}
 	c->loops[c->nloops++] = (Loop){v, lo, hi, step, label, false, -1};
 	return v;
+}
+
+/* A scalar loop (any step), or a vector loop: by the lanes of a fixed
+ * vector, or strip-mined by setvl with scalable vectors. */
+static int loop_begin(CG *c, int64_t lo, int64_t hi, int step)
+{
+	return loop_begin_(c, lo, hi, step, false);
+}
+
+static int vloop_begin(CG *c, int64_t lo, int64_t hi, bool vector)
+{
+	return loop_begin_(c, lo, hi, vector ? c->lanes : 1, vector);
 }
 
 static void loop_end(CG *c)
@@ -637,7 +649,7 @@ static void cg_elementwise(CG *c, const Node *n)
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : inner;
 		if (hi <= lo)
 			continue;
-		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		int iv = vloop_begin(c, lo, hi, vector);
 		BursNode *x[8];
 		for (int i = 0; i < nin; i++) {
 			Affine a = {0};
@@ -714,7 +726,7 @@ static int row_pass(CG *c, const Rows *r, Affine start, int in_v, int out_v, Red
 		 * scalable: each strip (its own length) reduces into acc */
 		int accv = c->scalable ? -1 : keep(c, splat(c, init, true), true);
 		SelOp rop = red == RED_MAX ? SEL_REDMAX_V : SEL_REDSUM_V;
-		int iv = loop_begin(c, 0, vend, c->lanes);
+		int iv = vloop_begin(c, 0, vend, true);
 		Affine a = start;
 		a.t[a.n++] = (Term){iv, 1};
 		BursNode *x = load(c, in_v, &a, true);
@@ -823,7 +835,7 @@ static void cg_logsoftmax(CG *c, const Node *n)
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
 		if (hi <= lo)
 			continue;
-		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		int iv = vloop_begin(c, lo, hi, vector);
 		Affine a = st;
 		a.t[a.n++] = (Term){iv, vector ? 1 : r.inner};
 		BursNode *sh = vector ? sel_op(f, SEL_BCAST_V, R(shift), NULL, NULL) : R(shift);
@@ -956,7 +968,7 @@ static bool cg_layernorm(CG *c, const Node *n)
 			continue;
 		bool lanes_acc = vector && !c->scalable; /* scalable: each strip reduces into var */
 		int acc = lanes_acc ? keep(c, splat(c, 0.0, true), true) : var;
-		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		int iv = vloop_begin(c, lo, hi, vector);
 		Affine a = st;
 		a.t[a.n++] = (Term){iv, 1};
 		BursNode *m = vector ? sel_op(f, SEL_BCAST_V, R(mean), NULL, NULL) : R(mean);
@@ -985,7 +997,7 @@ static bool cg_layernorm(CG *c, const Node *n)
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
 		if (hi <= lo)
 			continue;
-		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		int iv = vloop_begin(c, lo, hi, vector);
 		Affine a = st;
 		a.t[a.n++] = (Term){iv, 1};
 		Affine sa = {0, {{iv, sn == 1 ? 0 : 1}}, 1}, ba = {0, {{iv, bn == 1 ? 0 : 1}}, 1};
@@ -1071,7 +1083,7 @@ static bool cg_batchnorm(CG *c, const Node *n)
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
 		if (hi <= lo)
 			continue;
-		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		int iv = vloop_begin(c, lo, hi, vector);
 		Affine xa = {0, {{nv, C * r.n}, {cv, r.n}, {iv, 1}}, 3};
 		BursNode *av = vector ? sel_op(f, SEL_BCAST_V, R(a), NULL, NULL) : R(a);
 		BursNode *bv = vector ? sel_op(f, SEL_BCAST_V, R(b), NULL, NULL) : R(b);
@@ -1111,7 +1123,7 @@ static void cg_copy(CG *c, int in_v, int64_t in_off, const int64_t *icoef, int o
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : inner;
 		if (hi <= lo)
 			continue;
-		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		int iv = vloop_begin(c, lo, hi, vector);
 		Affine ia = {in_off, {{0}}, 0}, oa = {out_off, {{0}}, 0};
 		for (int d = 0; d < r - 1; d++) {
 			ia.t[ia.n++] = (Term){vars[d], ic[d]};
@@ -1149,7 +1161,7 @@ static void cg_fill(CG *c, int out_v, double v, int64_t numel)
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : numel;
 		if (hi <= lo)
 			continue;
-		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		int iv = vloop_begin(c, lo, hi, vector);
 		Affine oa = {0, {{iv, 1}}, 1};
 		store(c, out_v, &oa, vector, splat(c, v, vector));
 		loop_end(c);
@@ -1391,7 +1403,7 @@ static bool cg_conv(CG *c, const Node *n)
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : w.out[last];
 		if (hi <= lo)
 			continue;
-		ov[last] = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		ov[last] = vloop_begin(c, lo, hi, vector);
 		int acc = mfunc_vreg(f, vector ? c->vcls : c->fcls);
 		if (b) {
 			Affine ba = {0, {{gv, Mg}, {mv, 1}}, 2};
@@ -1494,7 +1506,7 @@ static bool cg_pool(CG *c, const Node *n)
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : w.out[last];
 		if (hi <= lo)
 			continue;
-		ov[last] = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		ov[last] = vloop_begin(c, lo, hi, vector);
 		int acc = keep(c, splat(c, avg ? 0.0 : -INFINITY, vector), vector);
 		int kv[3];
 		for (int j = 0; j < ns; j++)
@@ -1572,7 +1584,7 @@ static bool cg_gather(CG *c, const Node *n)
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.inner;
 		if (hi <= lo)
 			continue;
-		int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		int iv = vloop_begin(c, lo, hi, vector);
 		Affine xa = {0, {{ov, r.n * r.inner}, {k, r.inner}, {iv, 1}}, 3};
 		Affine ya = {0, {{ov, np * r.inner}, {pv, r.inner}, {iv, 1}}, 3};
 		store(c, y->id, &ya, vector, load(c, x->id, &xa, vector));
@@ -1585,7 +1597,10 @@ static bool cg_gather(CG *c, const Node *n)
 }
 
 /* ---- matmul and gemm -------------------------------------------------------- */
-typedef struct {
+typedef struct MatmulCtx MatmulCtx;
+static void matmul_rows_scalable(CG *c, const MatmulCtx *m, int nv, int mv, int mr);
+
+typedef struct MatmulCtx {
 	const Value *A, *B, *C, *Y;
 	int64_t M, N, K, a_m, a_k, b_k;
 	double alpha, beta;
@@ -1594,6 +1609,76 @@ typedef struct {
 	int bv[MAX_RANK];
 	int64_t astr[MAX_RANK], bstr[MAX_RANK], ystr[MAX_RANK];
 } MatmulCtx;
+
+/* Scalable vectors: an N strip of vl columns times MR rows, MR accumulators
+ * (register groups) across the k loop sharing one load of B per k: the
+ * unrolling over rows, MR from the vector registers left by the kernel's
+ * LMUL (`--emit=loops` and the report show both). */
+static void cg_matmul_strips(CG *c, const MatmulCtx *m)
+{
+	const RegClassInfo *vc = &c->t->regclasses[target_root_class(c->t, c->vcls)];
+	int regs = 0;
+	for (int r = 0; r < vc->nregs; r++)
+		regs += !vc->reserved[r];
+	int mr = regs / c->f->lmul - 2;
+	if (mr > 8)
+		mr = 8;
+	if (mr < 1)
+		mr = 1;
+	c->p->gemm_mr = mr;
+	c->p->gemm_kc = 0;
+	int64_t m_main = m->M / mr * mr;
+	int nv = vloop_begin(c, 0, m->N, true);
+	if (m_main > 0) {
+		int mv = loop_begin(c, 0, m_main, mr);
+		matmul_rows_scalable(c, m, nv, mv, mr);
+		loop_end(c);
+	}
+	if (m_main < m->M) {
+		int mv = loop_begin(c, m_main, m->M, 1);
+		matmul_rows_scalable(c, m, nv, mv, 1);
+		loop_end(c);
+	}
+	loop_end(c);
+}
+
+static void matmul_rows_scalable(CG *c, const MatmulCtx *m, int nv, int mv, int mr)
+{
+	MFunc *f = c->f;
+	int acc[8];
+	for (int i = 0; i < mr; i++)
+		acc[i] = keep(c, splat(c, 0.0, true), true);
+	int kv = loop_begin(c, 0, m->K, 1);
+	Affine ba = {0, {{kv, m->b_k}, {nv, 1}}, 2};
+	for (int q = 0; q < m->nbatch; q++)
+		ba.t[ba.n++] = (Term){m->bv[q], m->bstr[q]};
+	int b = keep(c, load(c, m->B->id, &ba, true), true);
+	for (int i = 0; i < mr; i++) {
+		Affine aa = {i * m->a_m, {{mv, m->a_m}, {kv, m->a_k}}, 2};
+		for (int q = 0; q < m->nbatch; q++)
+			aa.t[aa.n++] = (Term){m->bv[q], m->astr[q]};
+		sel_assign(f, acc[i], sel_op(f, SEL_FMA_V, sel_op(f, SEL_BCAST_V, load(c, m->A->id, &aa, false), NULL, NULL), R(b),
+					     R(acc[i])));
+	}
+	loop_end(c);
+	for (int i = 0; i < mr; i++) {
+		BursNode *v = R(acc[i]);
+		if (m->alpha != 1.0)
+			v = OPV(SEL_MUL_V, v, K(m->alpha));
+		if (m->C && m->beta != 0.0) {
+			Affine ca = {i * m->cstr[0], {{mv, m->cstr[0]}, {nv, m->cstr[1]}}, 2};
+			BursNode *cv = m->cstr[1] == 0 ? sel_op(f, SEL_BCAST_V, load(c, m->C->id, &ca, false), NULL, NULL)
+						       : load(c, m->C->id, &ca, true);
+			if (m->beta != 1.0)
+				cv = OPV(SEL_MUL_V, cv, K(m->beta));
+			v = OPV(SEL_ADD_V, v, cv);
+		}
+		Affine ya = {i * m->N, {{mv, m->N}, {nv, 1}}, 2};
+		for (int q = 0; q < m->nbatch; q++)
+			ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
+		store(c, m->Y->id, &ya, true, v);
+	}
+}
 
 /* An access through a moving pointer (ptr + disp bytes), checked as the
  * affine access it stands for. */
@@ -1789,6 +1874,19 @@ static void cg_matmul(CG *c, const Node *n)
 	for (int i = 0; i < batch.rank; i++)
 		bv[i] = loop_begin(c, 0, batch.dim[i], 1);
 	int64_t vend = b_n == 1 ? vend_of(c, 0, N) : 0;
+	if (vend > 0 && K > 0 && c->scalable && !a1 && !b1) {
+		MatmulCtx mc = {A, B, C, Y, M, N, K, a_m, a_k, b_k, alpha, beta, {cstr[0], cstr[1]}, batch.rank, {0}, {0}, {0}, {0}};
+		for (int i = 0; i < batch.rank; i++) {
+			mc.bv[i] = bv[i];
+			mc.astr[i] = astr_b[i];
+			mc.bstr[i] = bstr_b[i];
+			mc.ystr[i] = ystr_b[i];
+		}
+		cg_matmul_strips(c, &mc);
+		for (int i = batch.rank - 1; i >= 0; i--)
+			loop_end(c);
+		return;
+	}
 	if (vend > 0 && K > 0 && !c->scalable) {
 		/* register-blocked micro-kernels over the vector columns */
 		MatmulCtx mc = {A, B, C, Y, M, N, K, a_m, a_k, b_k, alpha, beta, {cstr[0], cstr[1]}, batch.rank, {0}, {0}, {0}, {0}};
@@ -1809,7 +1907,7 @@ static void cg_matmul(CG *c, const Node *n)
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : N;
 		if (hi <= lo || (vector && blocked))
 			continue;
-		int nv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+		int nv = vloop_begin(c, lo, hi, vector);
 		int acc = mfunc_vreg(f, vector ? c->vcls : c->fcls);
 		sel_assign(f, acc, splat(c, 0.0, vector));
 		int kv = loop_begin(c, 0, K, 1);
@@ -1968,7 +2066,7 @@ static bool lower_node(CG *c, const Node *n)
 			int64_t lo = vector ? 0 : vend, hi = vector ? vend : numel;
 			if (hi <= lo)
 				continue;
-			int iv = loop_begin(c, lo, hi, vector ? c->lanes : 1);
+			int iv = vloop_begin(c, lo, hi, vector);
 			Affine oa = {0, {{iv, 1}}, 1};
 			BursNode *v = sel_op(c->f, SEL_LOAD_F, sel_sym(c->f, sym), NULL, NULL);
 			store(c, n->out[0]->id, &oa, vector, vector ? sel_op(c->f, SEL_BCAST_V, v, NULL, NULL) : v);
