@@ -260,8 +260,11 @@ void program_report(FILE *o, const Program *p, uint64_t hash, const double *fron
 	else
 		fprintf(o, "  \"vector\": {\"kind\": \"fixed\", \"bits\": %d, \"lanes\": %d, \"remainder\": \"scalar loop\"},\n",
 			t->vector_bits, p->lanes);
-	if (p->gemm_mr)
-		fprintf(o, "  \"gemm\": {\"register_block\": [%d, %d], \"k_block\": %d, \"from\": \"vector registers and l1d_bytes of the .md\"},\n",
+	if (p->gemm_mr && t->scalable)
+		fprintf(o, "  \"gemm\": {\"rows\": %d, \"columns\": \"one strip of vl\", \"k_block\": null, "
+			   "\"from\": \"the vector registers left by the kernel's LMUL\"},\n", p->gemm_mr);
+	else if (p->gemm_mr)
+		fprintf(o, "  \"gemm\": {\"rows\": %d, \"columns\": %d, \"k_block\": %d, \"from\": \"vector registers and l1d_bytes of the .md\"},\n",
 			p->gemm_mr, 2 * p->lanes, p->gemm_kc);
 	else
 		fputs("  \"gemm\": null,\n", o);
