@@ -211,6 +211,7 @@ void graph_free(Graph *g)
 		free(n->init.values);
 		free(n->init.path);
 		free(n->init.resolved);
+		tensor_free(n->init.data);
 		free(n);
 	}
 	for (int i = 0; i < g->nvalues; i++) {
@@ -225,6 +226,7 @@ void graph_free(Graph *g)
 	free(g->name);
 	free(g->dir);
 	free(g->file);
+	free(g->input_origin);
 	free(g);
 }
 

@@ -101,6 +101,7 @@ typedef enum {
 	INIT_FILL,      /* `= fill(v)` */
 	INIT_RANDOM,    /* `= random(seed, lo, hi)`: uniform in [lo, hi) */
 	INIT_NORMAL,    /* `= normal(seed, mean, std)` */
+	INIT_TENSOR,    /* data held in memory (an imported model's weights) */
 } InitKind;
 
 typedef struct {
@@ -111,6 +112,7 @@ typedef struct {
 	char *resolved;   /* INIT_NPY: path used to open the file */
 	uint64_t seed;
 	double a, b;      /* FILL: a; RANDOM: [a,b); NORMAL: mean a, std b */
+	void *data;       /* INIT_TENSOR: a Tensor (owned) */
 } ConstInit;
 
 /* ---- values, nodes, graphs -------------------------------------------- */
@@ -166,6 +168,7 @@ typedef struct Graph {
 	Value **outputs;
 	Loc *output_loc;
 	int noutputs, capoutputs;
+	int *input_origin;    /* imported models: each input's index in the source model */
 } Graph;
 
 Graph *graph_new(const char *name);

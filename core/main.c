@@ -25,6 +25,7 @@
 #include "interp.h"
 #include "legality.h"
 #include "npy.h"
+#include "onnx.h"
 #include "ops.h"
 #include "printer.h"
 #include "rng.h"
@@ -68,6 +69,8 @@ static void usage(FILE *out)
 	      "      -t TARGET               compile for TARGET, assemble, link and run there\n"
 	      "      --check                 with -t: also run the reference and compare\n"
 	      "      --vlen N                with a scalable-vector target: run at VLEN N bits\n"
+	      "      --onnx-test DIR         inputs from DIR/input_N.pb, outputs compared with\n"
+	      "                              DIR/output_N.pb by ONNX's rule (1e-7 + 1e-3 |ref|)\n"
 	      "\n"
 	      "Exit status: 0 success, 1 invalid input, 2 bad command line, 3 run failure,\n"
 	      "4 --check mismatch.\n"
@@ -107,6 +110,7 @@ static void list_ops(void)
 }
 
 static double front_seconds[2]; /* parse+verify, legality: for --report */
+static const char *onnx_specialize_dir; /* run --onnx-test: integer inputs become constants */
 
 static double now(void)
 {
@@ -119,7 +123,7 @@ static double now(void)
 static Graph *load_and_verify(const char *path, Diag *d)
 {
 	double t0 = now();
-	Graph *g = load_model(path, d);
+	Graph *g = onnx_is_model(path) ? onnx_load_specialized(path, onnx_specialize_dir, d) : load_model(path, d);
 	if (g && !graph_verify(g, d)) {
 		graph_free(g);
 		g = NULL;
@@ -671,10 +675,12 @@ static int cmd_run(int argc, char **argv)
 		{"check", no_argument, NULL, 'c'},
 		{"report", required_argument, NULL, 'R'},
 		{"vlen", required_argument, NULL, 'L'},
+		{"onnx-test", required_argument, NULL, 'O'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	bool check = false;
+	const char *onnx_test = NULL;
 	Binding ins[64], outs[64];
 	int nins = 0, nouts = 0, rc = 0;
 	const char *outdir = NULL, *target = NULL;
@@ -713,6 +719,7 @@ static int cmd_run(int argc, char **argv)
 		}
 		case 'p': print = true; break;
 		case 'c': check = true; break;
+		case 'O': onnx_test = onnx_specialize_dir = optarg; break;
 		case 'R': report_path = optarg; break;
 		case 'L': {
 			char *end;
@@ -774,7 +781,9 @@ static int cmd_run(int argc, char **argv)
 			continue;
 		}
 		char *err = NULL;
-		if (!npy_read(ins[i].file, &inputs[k], &err)) {
+		size_t fl = strlen(ins[i].file);
+		bool pb = fl > 3 && strcmp(ins[i].file + fl - 3, ".pb") == 0;
+		if (pb ? !(inputs[k] = onnx_load_tensor(ins[i].file, &err)) : !npy_read(ins[i].file, &inputs[k], &err)) {
 			diag_error(&d, loc_at(ins[i].file, 0, 0), "%s", err);
 			free(err);
 			ok = false;
@@ -802,6 +811,26 @@ static int cmd_run(int argc, char **argv)
 		} else {
 			outfile[k] = xstrdup(outs[i].file);
 		}
+	}
+	for (int k = 0; onnx_test && ok && k < g->ninputs; k++) {
+		if (inputs[k])
+			continue;
+		int origin = g->input_origin ? g->input_origin[k] : k;
+		char *path = xasprintf("%s/input_%d.pb", onnx_test, origin), *err = NULL;
+		inputs[k] = onnx_load_tensor(path, &err);
+		const Value *v = g->inputs[k];
+		if (!inputs[k]) {
+			diag_error(&d, loc_at(path, 0, 0), "%s", err);
+			free(err);
+			ok = false;
+		} else if (inputs[k]->type.dtype != v->type.dtype || !shape_eq(&inputs[k]->type.shape, &v->type.shape)) {
+			char want[160], got[160];
+			type_str(&v->type, want, sizeof want);
+			type_str(&inputs[k]->type, got, sizeof got);
+			diag_error(&d, loc_at(path, 0, 0), "holds %s but input '%s' is %s", got, v->name, want);
+			ok = false;
+		}
+		free(path);
 	}
 	for (int k = 0; outdir && k < g->noutputs; k++)
 		if (!outfile[k])
@@ -841,8 +870,43 @@ static int cmd_run(int argc, char **argv)
 		rc = EXIT_RUN;
 		goto out;
 	}
+	for (int k = 0; onnx_test && k < g->noutputs; k++) {
+		/* ONNX's rule: same dtype and shape, |out - ref| <= 1e-7 + 1e-3 |ref| */
+		char *path = xasprintf("%s/output_%d.pb", onnx_test, k), *err = NULL;
+		Tensor *ref = onnx_load_tensor(path, &err);
+		if (!ref) {
+			diag_error(&d, loc_at(path, 0, 0), "%s", err);
+			free(err);
+			rc = EXIT_RUN;
+		} else if (ref->type.dtype != outputs[k]->type.dtype || !shape_eq(&ref->type.shape, &outputs[k]->type.shape)) {
+			char want[160], got[160];
+			type_str(&ref->type, want, sizeof want);
+			type_str(&outputs[k]->type, got, sizeof got);
+			printf("%s: %s, expected %s: MISMATCH\n", g->outputs[k]->name, got, want);
+			rc = EXIT_MISMATCH;
+		} else {
+			int64_t bad = 0, n = tensor_numel(ref);
+			double worst = 0;
+			for (int64_t i = 0; i < n; i++) {
+				double x = tensor_get_f(outputs[k], i), r = tensor_get_f(ref, i);
+				if (x == r || (isnan(x) && isnan(r)))
+					continue;
+				double e = fabs(x - r);
+				if (!(e <= 1e-7 + 1e-3 * fabs(r)))
+					bad++;
+				if (e > worst)
+					worst = e;
+			}
+			printf("%s: max abs error %.3g, %lld of %lld outside 1e-7 + 1e-3 |ref| (ONNX): %s\n", g->outputs[k]->name,
+			       worst, (long long)bad, (long long)n, bad ? "MISMATCH" : "ok");
+			if (bad)
+				rc = EXIT_MISMATCH;
+		}
+		tensor_free(ref);
+		free(path);
+	}
 	for (int k = 0; k < g->noutputs; k++) {
-		if (print || (!outfile[k] && !outdir && nouts == 0 && !check))
+		if (print || (!outfile[k] && !outdir && nouts == 0 && !check && !onnx_test))
 			print_summary(g->outputs[k], outputs[k]);
 		char *err = NULL;
 		if (outfile[k] && !npy_write(outfile[k], outputs[k], &err)) {

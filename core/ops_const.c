@@ -63,6 +63,12 @@ bool infer_constant(InferCtx *cx)
 	case INIT_ZEROS:
 	case INIT_FILL:
 		break;
+	case INIT_TENSOR: {
+		const Tensor *t = in->data;
+		if (t->type.dtype != v->annot.dtype || !shape_eq(&t->type.shape, &v->annot.shape))
+			return infer_error(cx, "constant '%s': its data does not have its declared type %s", v->name, ty);
+		break;
+	}
 	case INIT_NONE:
 		return infer_error(cx, "constant '%s' has no initializer", v->name);
 	}
@@ -116,6 +122,10 @@ bool materialize_constant(const Node *n, Tensor *out, Diag *d)
 		rng_seed(&r, in->seed);
 		for (int64_t i = 0; i < numel; i++)
 			tensor_set_f(out, i, in->a + in->b * rng_normal(&r));
+		return true;
+	case INIT_TENSOR:
+		if (tensor_bytes(out))
+			memcpy(out->data, ((const Tensor *)in->data)->data, tensor_bytes(out));
 		return true;
 	case INIT_NONE:
 		break;

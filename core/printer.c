@@ -114,6 +114,7 @@ static void print_init(FILE *out, const ConstInit *c, DType dt)
 		fprintf(out, c->kind == INIT_RANDOM ? "random(seed=%llu, low=%s, high=%s)" : "normal(seed=%llu, mean=%s, std=%s)",
 			(unsigned long long)c->seed, a, b);
 		break;
+	case INIT_TENSOR: /* (the importer writes such data to .npy files before printing) */
 	case INIT_NONE: fputs("zeros", out); break;
 	}
 }

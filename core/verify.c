@@ -149,7 +149,7 @@ static bool check_arity(const Node *n, Diag *d)
 	return ok;
 }
 
-static bool check_node(Graph *g, Node *n, Diag *d)
+bool graph_check_node(Graph *g, Node *n, Diag *d)
 {
 	for (int i = 0; i < n->nin; i++)
 		if (!n->in[i]->typed)
@@ -191,7 +191,7 @@ bool graph_verify(Graph *g, Diag *d)
 {
 	int before = d->nerrors;
 	for (int i = 0; i < g->nnodes; i++)
-		check_node(g, g->nodes[i], d);
+		graph_check_node(g, g->nodes[i], d);
 	if (g->noutputs == 0)
 		diag_error(d, g->loc, "graph '%s' has no outputs", g->name);
 	for (int i = 0; i < g->noutputs; i++)
@@ -214,4 +214,60 @@ bool graph_verify(Graph *g, Diag *d)
 			diag_report(d, DIAG_WARNING, g->inputs[i]->loc, "input '%s' is never used",
 				    g->inputs[i]->name);
 	return d->nerrors == before;
+}
+
+void graph_prune(Graph *g)
+{
+	for (bool changed = true; changed;) {
+		changed = false;
+		int k = 0;
+		for (int i = 0; i < g->nnodes; i++) {
+			Node *n = g->nodes[i];
+			bool live = false;
+			for (int j = 0; j < n->nout; j++)
+				live |= n->out[j]->nuses > 0 || n->out[j]->is_output;
+			if (live) {
+				g->nodes[k++] = n;
+				continue;
+			}
+			for (int j = 0; j < n->nin; j++)
+				n->in[j]->nuses--;
+			for (int j = 0; j < n->nout; j++)
+				n->out[j]->def = NULL; /* dropped with the node below */
+			for (int j = 0; j < n->nattrs; j++) {
+				free(n->attrs[j].name);
+				free(n->attrs[j].s);
+				free(n->attrs[j].ints);
+				free(n->attrs[j].floats);
+			}
+			free(n->attrs);
+			free(n->in);
+			free(n->in_loc);
+			/* the results go too */
+			for (int j = 0; j < n->nout; j++)
+				n->out[j]->id = -1;
+			free(n->out);
+			free(n->init.values);
+			free(n->init.path);
+			free(n->init.resolved);
+			tensor_free(n->init.data);
+			free(n);
+			changed = true;
+		}
+		g->nnodes = k;
+	}
+	int k = 0;
+	for (int i = 0; i < g->nvalues; i++) {
+		Value *v = g->values[i];
+		if (v->id < 0 || (!v->def && !v->is_input)) {
+			free(v->name);
+			free(v);
+			continue;
+		}
+		v->id = k;
+		g->values[k++] = v;
+	}
+	g->nvalues = k;
+	for (int i = 0; i < g->nnodes; i++)
+		g->nodes[i]->id = i;
 }

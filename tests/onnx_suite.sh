@@ -1,0 +1,103 @@
+#!/bin/sh
+# The ONNX backend test suite (Debian's libonnx-testdata) through gdcc: each
+# case imported, compiled, run on test_data_set_0's inputs and compared with
+# its outputs by ONNX's rule (|out - ref| <= 1e-7 + 1e-3 |ref|, same dtype),
+# on the reference interpreter and on each target.  Integer inputs (shapes)
+# are specialized to their test values: gdcc's shapes are static.
+#
+#   ONNX_CASES    a file listing cases (folder/name), or "all" for every case of
+#                 the four folders (default: tests/onnx/tier1.txt, the Tier-1 cases)
+#   ONNX_TARGETS  default: "reference x86-avx2 riscv-rvv" (riscv-rvv at VLEN 256,
+#                 skipped without qemu); npu-systolic when it can run
+#   ONNX_RESULTS  the JSON Lines results (default tests/onnx-results.jsonl)
+#   JOBS          cases at a time (default 2)
+#
+# Each case is pass, fail (a wrong answer or a run failure), unsupported
+# (import or lowering says why) or crash; exit 1 on any fail or crash.
+# The full run: ONNX_CASES=all sh tests/onnx_suite.sh
+set -u
+GDCC=${GDCC:-./gdcc}
+SRCDIR=${SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+DATA=${ONNX_DATA:-/usr/share/libonnx-testdata/data}
+JOBS=${JOBS:-2}
+if [ ! -d "$DATA" ]; then
+	echo "onnx: SKIP: no $DATA (apt-get install libonnx-testdata)"
+	exit 77
+fi
+case $GDCC in /*) ;; *) GDCC=$(pwd)/$GDCC ;; esac
+targets=${ONNX_TARGETS:-"reference x86-avx2 riscv-rvv"}
+if ! command -v qemu-riscv64 >/dev/null 2>&1 || ! command -v riscv64-linux-gnu-gcc >/dev/null 2>&1; then
+	targets=$(echo "$targets" | sed 's/riscv-rvv//')
+	echo "onnx: riscv-rvv not run: no qemu-riscv64 or cross gcc"
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+list=${ONNX_CASES:-$SRCDIR/tests/onnx/tier1.txt}
+if [ "$list" = all ]; then
+	(cd "$DATA" && ls -d node/* pytorch-converted/* pytorch-operator/* simple/* 2>/dev/null) >"$tmp/cases"
+else
+	grep -v '^#' "$list" | awk 'NF' >"$tmp/cases"
+fi
+RESULTS=${ONNX_RESULTS:-tests/onnx-results.jsonl}
+mkdir -p "$(dirname "$RESULTS")"
+
+cat >"$tmp/one.sh" <<'EOS'
+c=$1
+t=$2
+d="$DATA/$c"
+out="$TMPD/$(echo "$c.$t" | tr '/' '_')"
+set --
+case $t in
+reference) ;;
+riscv-rvv) set -- -t riscv-rvv --vlen 256 ;;
+*) set -- -t "$t" ;;
+esac
+if [ ! -f "$d/model.onnx" ] || [ ! -d "$d/test_data_set_0" ]; then
+	printf 'unsupported\tthe case has no model.onnx or test_data_set_0\n' >"$out"
+	exit 0
+fi
+timeout 120 "$GDCC" run "$d/model.onnx" "$@" --onnx-test "$d/test_data_set_0" >"$out.o" 2>"$out.e" </dev/null
+rc=$?
+reason=$(grep -m1 'error:' "$out.e" | sed 's/^[^ ]*error: //' | tr '\t\n' '  ' | cut -c1-300)
+case $rc in
+0) printf 'pass\t\n' >"$out" ;;
+4) printf 'fail\t%s\n' "$(grep -m1 MISMATCH "$out.o" | tr '\t' ' ')" >"$out" ;;
+1) if grep -q 'not supported\|dynamic\|cannot run on\|does not lower\|is unsupported on\|not known when compiling\|no direct lowering\|ONNX data type' "$out.e"; then
+	printf 'unsupported\t%s\n' "$reason" >"$out"
+   else
+	printf 'fail\t%s\n' "$reason" >"$out"
+   fi ;;
+3) printf 'fail\t%s\n' "$reason" >"$out" ;;
+*) printf 'crash\texit status %s %s\n' "$rc" "$reason" >"$out" ;;
+esac
+EOS
+export GDCC DATA
+TMPD=$tmp
+export TMPD
+for t in $targets; do
+	sed "s|\$| $t|" "$tmp/cases"
+done | xargs -P "$JOBS" -n 2 sh "$tmp/one.sh"
+
+pass=0 fail=0 uns=0 crash=0
+: >"$RESULTS"
+version=$("$GDCC" --version | sed -n '1s/^gdcc //p')
+for t in $targets; do
+	while read -r c; do
+		f="$tmp/$(echo "$c.$t" | tr '/' '_')"
+		st=$(cut -f1 "$f"); why=$(cut -f2- "$f" | sed 's/\\/\\\\/g; s/"/\\"/g')
+		case $st in pass) pass=$((pass + 1)) ;; fail) fail=$((fail + 1)) ;; unsupported) uns=$((uns + 1)) ;; *) crash=$((crash + 1)) ;; esac
+		[ "$st" = pass ] || echo "$(echo "$st" | tr a-z A-Z): $c [$t]: $why"
+		printf '{"schema": "gdcc.onnx-result", "schema_version": 1, "case": "%s", "folder": "%s", "target": "%s", "status": "%s", "reason": %s, "gdcc_version": "%s"}\n' \
+			"$c" "${c%%/*}" "$t" "$st" "$( [ -n "$why" ] && printf '"%s"' "$why" || printf null)" "$version" >>"$RESULTS"
+	done <"$tmp/cases"
+done
+echo "onnx: by folder and target (pass/fail/unsupported/crash):"
+for t in $targets; do
+	for fo in node pytorch-converted pytorch-operator simple; do
+		line=$(grep "\"folder\": \"$fo\", \"target\": \"$t\"" "$RESULTS" | sed -n 's/.*"status": "\([a-z]*\)".*/\1/p' | sort | uniq -c | tr '\n' ' ')
+		[ -n "$line" ] && echo "  $t $fo: $line"
+	done
+done
+echo "onnx: $pass passed, $fail failed, $uns unsupported, $crash crashed (results in $RESULTS)"
+echo "$pass passed, $((fail + crash)) failed"
+[ $((fail + crash)) -eq 0 ]
