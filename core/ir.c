@@ -216,6 +216,7 @@ void graph_free(Graph *g)
 	}
 	for (int i = 0; i < g->nvalues; i++) {
 		free(g->values[i]->name);
+		free(g->values[i]->src_name);
 		free(g->values[i]);
 	}
 	free(g->values);
@@ -229,6 +230,20 @@ void graph_free(Graph *g)
 	free(g->input_origin);
 	free(g);
 }
+
+static Value *find_among(Value *const *vs, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(vs[i]->name, name) == 0)
+			return vs[i];
+	for (int i = 0; i < n; i++)
+		if (vs[i]->src_name && strcmp(vs[i]->src_name, name) == 0)
+			return vs[i];
+	return NULL;
+}
+
+Value *graph_find_input(const Graph *g, const char *name) { return find_among(g->inputs, g->ninputs, name); }
+Value *graph_find_output(const Graph *g, const char *name) { return find_among(g->outputs, g->noutputs, name); }
 
 Value *graph_find_value(const Graph *g, const char *name)
 {

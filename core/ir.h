@@ -120,6 +120,7 @@ typedef struct Node Node;
 
 typedef struct Value {
 	char *name;
+	char *src_name;     /* imported models: the source model's name, when it differs */
 	TensorType type;
 	bool typed;         /* type known (declared, annotated or inferred) */
 	bool annotated;     /* the model wrote `name : type` on its definition */
@@ -174,6 +175,9 @@ typedef struct Graph {
 Graph *graph_new(const char *name);
 void graph_free(Graph *g);
 Value *graph_find_value(const Graph *g, const char *name);
+/* A graph input (outputs: an output) by its name or its source model's name. */
+Value *graph_find_input(const Graph *g, const char *name);
+Value *graph_find_output(const Graph *g, const char *name);
 /* New value; returns NULL if the name is taken. */
 Value *graph_new_value(Graph *g, const char *name, Loc loc);
 Value *graph_add_input(Graph *g, const char *name, DType dt, const Shape *s, Loc loc);

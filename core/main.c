@@ -25,6 +25,7 @@
 #include "interp.h"
 #include "legality.h"
 #include "npy.h"
+#include "import.h"
 #include "onnx.h"
 #include "ops.h"
 #include "printer.h"
@@ -40,6 +41,7 @@ static void usage(FILE *out)
 	fputs("usage: gdcc [OPTIONS] MODEL.ir\n"
 	      "       gdcc run MODEL.ir [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
 	      "                [--output-dir DIR] [--seed N] [--print] [-t TARGET]\n"
+	      "       gdcc import MODEL.onnx [-o MODEL.ir]\n"
 	      "\n"
 	      "Check a model, print it back, or run it with the reference interpreter.\n"
 	      "\n"
@@ -71,6 +73,10 @@ static void usage(FILE *out)
 	      "      --vlen N                with a scalable-vector target: run at VLEN N bits\n"
 	      "      --onnx-test DIR         inputs from DIR/input_N.pb, outputs compared with\n"
 	      "                              DIR/output_N.pb by ONNX's rule (1e-7 + 1e-3 |ref|)\n"
+	      "\n"
+	      "import: the ONNX model as model.ir text, to -o FILE (weights to FILE's stem\n"
+	      "  .NAME.npy beside it; small constants inline) or, weightless, to stdout.\n"
+	      "  MODEL may be .onnx wherever MODEL.ir is taken.\n"
 	      "\n"
 	      "Exit status: 0 success, 1 invalid input, 2 bad command line, 3 run failure,\n"
 	      "4 --check mismatch.\n"
@@ -766,7 +772,7 @@ static int cmd_run(int argc, char **argv)
 	char **outfile = xcalloc(g->noutputs, sizeof *outfile);
 	bool ok = true;
 	for (int i = 0; i < nins; i++) {
-		Value *v = graph_find_value(g, ins[i].name);
+		Value *v = graph_find_input(g, ins[i].name);
 		int k = 0;
 		while (k < g->ninputs && g->inputs[k] != v)
 			k++;
@@ -798,7 +804,7 @@ static int cmd_run(int argc, char **argv)
 		}
 	}
 	for (int i = 0; i < nouts; i++) {
-		Value *v = graph_find_value(g, outs[i].name);
+		Value *v = graph_find_output(g, outs[i].name);
 		int k = 0;
 		while (k < g->noutputs && g->outputs[k] != v)
 			k++;
@@ -940,8 +946,75 @@ done:
 	return rc;
 }
 
+typedef struct {
+	const Graph *g;
+	const char *source;
+	const ImportLog *log;
+} ImportJob;
+
+static void write_import(FILE *out, const void *ctx)
+{
+	const ImportJob *j = ctx;
+	import_print_header(out, j->source, j->log);
+	import_print_io_names(out, j->g);
+	print_graph(out, j->g);
+}
+
+static int cmd_import(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *out = NULL;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("import: no model given%s", "");
+	if (optind + 1 < argc)
+		return usage_error("import: more than one model given ('%s' too)", argv[optind + 1]);
+	const char *path = argv[optind];
+	if (!onnx_is_model(path))
+		return usage_error("import: '%s' is not a .onnx file", path);
+	if (out && strcmp(out, "-") == 0)
+		out = NULL;
+	Diag d;
+	diag_init(&d);
+	Graph *g = load_and_verify(path, &d);
+	if (!g)
+		return finish(&d, EXIT_INPUT);
+	ImportLog log = {0};
+	char *err = NULL;
+	int rc = 0;
+	if (!import_externalize(g, out, &log, &err)) {
+		fprintf(stderr, "gdcc: error: %s: %s\n", path, err);
+		free(err);
+		rc = EXIT_INPUT;
+	} else {
+		ImportJob job = {g, path, &log};
+		rc = write_output(out, write_import, &job);
+	}
+	if (rc)
+		import_log_remove_files(&log);
+	import_log_free(&log);
+	graph_free(g);
+	return finish(&d, rc);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "import") == 0)
+		return cmd_import(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
 	return cmd_check(argc, argv);

@@ -77,6 +77,8 @@ static void sym_bind(Imp *im, const char *name, Value *v)
 		im->syms = xrealloc(im->syms, (size_t)im->capsyms * sizeof *im->syms);
 	}
 	im->syms[im->nsyms++] = (Sym){xstrdup(name), v};
+	if (v && !v->src_name && strcmp(v->name, name) != 0)
+		v->src_name = xstrdup(name);
 }
 
 /* A model.ir name for an ONNX name: letters, digits, '_' and '.', unique. */
@@ -111,12 +113,21 @@ static DType dtype_of(int32_t t)
 	}
 }
 
+/* TensorProto.DataType's names, as onnx.proto gives them. */
+static const char *onnx_dtype_name(int32_t t)
+{
+	static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16", "int32",
+					    "int64", "string", "bool", "float16", "double", "uint32", "uint64",
+					    "complex64", "complex128", "bfloat16"};
+	return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "unknown";
+}
+
 static Tensor *tensor_of(const Onnx__TensorProto *tp, char **err)
 {
 	DType dt = dtype_of(tp->data_type);
 	if (dt == DT_INVALID) {
-		*err = xasprintf("tensor '%s' has ONNX data type %d, which gdcc does not support (f32, i32, i64, bool)",
-				 tp->name ? tp->name : "", tp->data_type);
+		*err = xasprintf("tensor '%s' has ONNX data type %s (%d), which gdcc does not support (f32, i32, i64, bool)",
+				 tp->name ? tp->name : "", onnx_dtype_name(tp->data_type), tp->data_type);
 		return NULL;
 	}
 	if (tp->n_dims > MAX_RANK) {
@@ -530,6 +541,10 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		}
 		in[nin++] = v;
 	}
+	if (m->op == OP_POW && nin == 2 && in[0]->type.dtype != DT_F32) {
+		fail(im, "a base of %s is not supported (gdcc's pow takes an f32 base)", dtype_name(in[0]->type.dtype));
+		return false;
+	}
 	if ((m->op == OP_SOFTMAX || m->op == OP_LOGSOFTMAX) && im->opset < 13)
 		return old_softmax(im, np, m->op, in[0]);
 	/* results gdcc can give */
@@ -744,7 +759,11 @@ Graph *onnx_load_specialized(const char *path, const char *dir, Diag *d)
 			}
 		}
 		if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type) {
-			diag_error(d, loc_at(path, 0, 0), "input '%s' is not a tensor", vi->name);
+			diag_error(d, loc_at(path, 0, 0), "input '%s' is a %s, not a tensor: not supported by gdcc", vi->name,
+				   !vi->type ? "value without a type"
+				   : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? "sequence"
+				   : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE ? "optional"
+				   : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE ? "map" : "non-tensor value");
 			im.ok = false;
 			break;
 		}
@@ -752,8 +771,11 @@ Graph *onnx_load_specialized(const char *path, const char *dir, Diag *d)
 		DType dt = dtype_of(tt->elem_type);
 		Shape s = {0};
 		if (dt == DT_INVALID || !tt->shape || tt->shape->n_dim > MAX_RANK) {
-			diag_error(d, loc_at(path, 0, 0), "input '%s': ONNX data type %d or its shape is not supported", vi->name,
-				   tt->elem_type);
+			char what[64];
+			snprintf(what, sizeof what, "ONNX data type %s", onnx_dtype_name(tt->elem_type));
+			diag_error(d, loc_at(path, 0, 0), "input '%s': %s is not supported (gdcc takes f32, i32, i64, bool, rank 0 to %d, a known shape)",
+				   vi->name, dt == DT_INVALID ? what : !tt->shape ? "a tensor of unknown rank" : "its rank",
+				   MAX_RANK);
 			im.ok = false;
 			break;
 		}

@@ -119,5 +119,39 @@ expect_in "$tmp/err" "out of range" "run index out of range"
 expect_status 3 "run unwritable output" -- "$GDCC" run "$tmp/small.ir" --output y=/nonexistent-dir/y.npy
 expect_in "$tmp/err" "cannot create" "run unwritable output"
 
+# ---- ONNX models: malformed input, import, ONNX names -----------------------
+printf 'graph g {\n}\n' >"$tmp/text.onnx"
+rm -f "$tmp/t.ir"
+expect_status 1 "malformed ONNX" -- "$GDCC" import "$tmp/text.onnx" -o "$tmp/t.ir"
+expect_in "$tmp/err" "not an ONNX model" "malformed ONNX"
+[ -e "$tmp/t.ir" ] && bad "an output file was written for a malformed model" || ok
+head -c 100 /dev/urandom >"$tmp/noise.onnx"
+expect_status 1 "random bytes as ONNX" -- "$GDCC" run "$tmp/noise.onnx"
+: >"$tmp/empty.onnx"
+expect_status 1 "empty ONNX file" -- "$GDCC" -S "$tmp/empty.onnx" -t x86-avx2 -o "$tmp/e.s"
+[ -e "$tmp/e.s" ] && bad "assembly was written for an empty model" || ok
+expect_status 1 "missing ONNX file" -- "$GDCC" import "$tmp/nonexistent.onnx"
+expect_status 2 "import of a .ir" -- "$GDCC" import "$tmp/small.ir"
+DATA=${ONNX_DATA:-/usr/share/libonnx-testdata/data}
+if [ -d "$DATA" ]; then
+	conv=$DATA/pytorch-converted/test_Conv2d
+	# weights go beside the model.ir; small constants stay inline
+	expect_status 0 "import Conv2d" -- "$GDCC" import "$conv/model.onnx" -o "$tmp/conv.ir"
+	ls "$tmp"/conv.*.npy >/dev/null 2>&1 && ok || bad "import wrote no weight file"
+	expect_in "$tmp/conv.ir" 'npy("conv.' "import: weights by npy()"
+	expect_in "$tmp/conv.ir" "input 0 -> v0" "import: renamed inputs listed"
+	# the imported model.ir computes exactly what the .onnx does
+	expect_status 0 "run the .onnx by its ONNX names" -- "$GDCC" run "$conv/model.onnx" --input 0="$conv/test_data_set_0/input_0.pb" --output 3="$tmp/a.npy"
+	expect_status 0 "run the imported .ir" -- "$GDCC" run "$tmp/conv.ir" --input v0="$conv/test_data_set_0/input_0.pb" --output v3="$tmp/b.npy"
+	cmp -s "$tmp/a.npy" "$tmp/b.npy" && ok || bad "the imported model.ir does not compute what the .onnx does"
+	# without -o, a model with weights cannot be printed
+	expect_status 1 "import with weights to stdout" -- "$GDCC" import "$conv/model.onnx"
+	expect_in "$tmp/err" "give -o FILE.ir" "import with weights to stdout"
+	# an unsupported op is named with its node and opset
+	expect_status 1 "unsupported ONNX op" -- "$GDCC" run "$DATA/node/test_acos/model.onnx"
+	expect_in "$tmp/err" "(Acos, opset" "unsupported ONNX op"
+	expect_in "$tmp/err" "not supported" "unsupported ONNX op"
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+"""Export the real models of the ONNX check with PyTorch's own outputs.
+
+  tests/models/export.py OUTDIR [MODEL ...]
+
+For each model (resnet18, mobilenet_v2, bert_layer; default all) writes
+OUTDIR/MODEL.onnx, OUTDIR/MODEL.input.npy (a seeded input) and
+OUTDIR/MODEL.output.npy (PyTorch's output on it, in eval mode).  Weights
+are random (seeded); nothing is downloaded.  BatchNorm running statistics
+are randomized too, so that folding them is actually tested.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torchvision
+
+OPSET = 17
+
+
+class BertLayer(nn.Module):
+    """A BERT-base encoder layer (hidden 768, 12 heads, FFN 3072, GELU),
+    written as Hugging Face's BertLayer computes it."""
+
+    def __init__(self, hidden=768, heads=12, ffn=3072):
+        super().__init__()
+        self.heads, self.dh = heads, hidden // heads
+        self.q, self.k, self.v = nn.Linear(hidden, hidden), nn.Linear(hidden, hidden), nn.Linear(hidden, hidden)
+        self.attn_out = nn.Linear(hidden, hidden)
+        self.ln1 = nn.LayerNorm(hidden, eps=1e-12)
+        self.ffn_in = nn.Linear(hidden, ffn)
+        self.ffn_out = nn.Linear(ffn, hidden)
+        self.ln2 = nn.LayerNorm(hidden, eps=1e-12)
+
+    def split(self, x):
+        b, s, _ = x.shape
+        return x.view(b, s, self.heads, self.dh).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.dh)
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v)
+        ctx = ctx.permute(0, 2, 1, 3).reshape(b, s, h)
+        x = self.ln1(x + self.attn_out(ctx))
+        return self.ln2(x + self.ffn_out(nn.functional.gelu(self.ffn_in(x))))
+
+
+def build(name):
+    if name == "resnet18":
+        return torchvision.models.resnet18(), (1, 3, 224, 224)
+    if name == "mobilenet_v2":
+        return torchvision.models.mobilenet_v2(), (1, 3, 224, 224)
+    if name == "bert_layer":
+        return BertLayer(), (1, 128, 768)
+    raise SystemExit(f"export.py: unknown model '{name}' (resnet18, mobilenet_v2, bert_layer)")
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name in sys.argv[2:] or ["resnet18", "mobilenet_v2", "bert_layer"]:
+        torch.manual_seed(1)
+        model, shape = build(name)
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 1.5)
+                nn.init.uniform_(m.weight, 0.5, 1.5)
+                nn.init.uniform_(m.bias, -0.2, 0.2)
+        model.eval()
+        x = torch.randn(*shape, generator=torch.Generator().manual_seed(7))
+        with torch.no_grad():
+            y = model(x)
+            torch.onnx.export(model, (x,), os.path.join(out, name + ".onnx"), opset_version=OPSET,
+                              input_names=["input"], output_names=["output"], do_constant_folding=True)
+        np.save(os.path.join(out, name + ".input.npy"), x.numpy())
+        np.save(os.path.join(out, name + ".output.npy"), y.numpy())
+        print(f"{name}: input {tuple(x.shape)} output {tuple(y.shape)}")
+
+
+if __name__ == "__main__":
+    main()
