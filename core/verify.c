@@ -261,6 +261,7 @@ void graph_prune(Graph *g)
 		Value *v = g->values[i];
 		if (v->id < 0 || (!v->def && !v->is_input)) {
 			free(v->name);
+			free(v->src_name);
 			free(v);
 			continue;
 		}

@@ -16,6 +16,7 @@ typedef struct {
 	MInst *out;
 	int nout, capout;
 	bool failed;
+	int uncovered_op, uncovered_goal; /* after "no pattern covers it" */
 } Ctx;
 
 static void push(Ctx *c, MInst mi)
@@ -106,17 +107,22 @@ static void visit(const BursGrammar *g, int r, BursNode *n, void *vctx)
 	push(c, mi);
 }
 
-static bool select_tree(MFunc *f, BursNode *tree, int dest, int label, Ctx *c, Diag *d)
+/* report_uncovered false: a tree no pattern covers is left to the caller
+ * (c->uncovered_op) to report. */
+static bool select_tree(MFunc *f, BursNode *tree, int dest, int label, Ctx *c, Diag *d, bool report_uncovered)
 {
 	const Target *t = f->t;
 	int goal = 0; /* stmt */
 	if (dest >= 0)
 		goal = t->regclasses[f->vregs[dest].cls].nt;
 	burs_label(&t->grammar, tree);
-	*c = (Ctx){.f = f, .root = tree, .dest = dest, .label = label};
+	*c = (Ctx){.f = f, .root = tree, .dest = dest, .label = label, .uncovered_op = -1};
 	if (burs_cost(tree, goal) >= BURS_INF) {
-		diag_error(d, loc_at(NULL, 0, 0), "%s: cannot select %s (as %s) on %s: no pattern covers it", f->name,
-			   sel_info[tree->op].name, t->grammar.nt_names[goal], t->name);
+		c->uncovered_op = tree->op;
+		c->uncovered_goal = goal;
+		if (report_uncovered)
+			diag_error(d, loc_at(NULL, 0, 0), "%s: cannot select %s (as %s) on %s: no pattern covers it", f->name,
+				   sel_info[tree->op].name, t->grammar.nt_names[goal], t->name);
 		return false;
 	}
 	burs_reduce(&t->grammar, tree, goal, visit, c);
@@ -143,7 +149,7 @@ static void append(MFunc *f, const MInst *src, int n, int at)
 int isel_insert(MFunc *f, int at, BursNode *tree, int dest, Diag *d)
 {
 	Ctx c;
-	if (!select_tree(f, tree, dest, -1, &c, d)) {
+	if (!select_tree(f, tree, dest, -1, &c, d, true)) {
 		free(c.out);
 		return -1;
 	}
@@ -155,6 +161,11 @@ int isel_insert(MFunc *f, int at, BursNode *tree, int dest, Diag *d)
 bool isel_function(MFunc *f, Diag *d)
 {
 	bool ok = true;
+	/* trees no pattern covers, reported once per (operator, goal) with a count */
+	struct Uncovered {
+		int op, goal, count;
+	} unc[64];
+	int nunc = 0;
 	for (int i = 0; i < f->nstmts; i++) {
 		const SelStmt *s = &f->stmts[i];
 		if (!s->tree) {
@@ -164,12 +175,25 @@ bool isel_function(MFunc *f, Diag *d)
 		}
 		Ctx c;
 		f->lmul = s->lmul; /* the temporaries it creates are groups of the same size */
-		if (!select_tree(f, s->tree, s->dest, s->label, &c, d))
+		if (!select_tree(f, s->tree, s->dest, s->label, &c, d, false)) {
 			ok = false;
-		else
+			if (c.uncovered_op >= 0) {
+				int k = 0;
+				while (k < nunc && !(unc[k].op == c.uncovered_op && unc[k].goal == c.uncovered_goal))
+					k++;
+				if (k == nunc && nunc < 64)
+					unc[nunc++] = (struct Uncovered){c.uncovered_op, c.uncovered_goal, 0};
+				if (k < nunc)
+					unc[k].count++;
+			}
+		} else
 			append(f, c.out, c.nout, f->ninsts);
 		free(c.out);
 		burs_unlabel(s->tree);
 	}
+	for (int k = 0; k < nunc; k++)
+		diag_error(d, loc_at(NULL, 0, 0), "%s: cannot select %s (as %s) on %s: no pattern covers it (%d tree%s)",
+			   f->name, sel_info[unc[k].op].name, f->t->grammar.nt_names[unc[k].goal], f->t->name, unc[k].count,
+			   unc[k].count == 1 ? "" : "s");
 	return ok;
 }
