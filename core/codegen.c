@@ -306,6 +306,20 @@ static void store(CG *c, int value, const Affine *a, bool vector, BursNode *v)
 	sel_effect(f, sel_op(f, vector ? SEL_STORE_V : SEL_STORE_F, address(c, value, a, vector ? c->lanes : 1), v, NULL));
 }
 
+/* An i32 constant, loaded as the f32 with its bits (moves only, no arithmetic). */
+static const char *const_i32_bits(CG *c, int32_t v)
+{
+	for (int i = 0; i < c->p->ndata; i++) {
+		Tensor *t = c->p->data[i].data;
+		if (t->type.shape.rank == 0 && t->type.dtype == DT_I32 && ((int32_t *)t->data)[0] == v)
+			return c->p->data[i].sym;
+	}
+	Shape s = {0};
+	Tensor *t = tensor_new(DT_I32, &s);
+	((int32_t *)t->data)[0] = v;
+	return add_data(c->p, t);
+}
+
 static BursNode *splat(CG *c, double v, bool vector)
 {
 	MFunc *f = c->f;
@@ -1163,7 +1177,13 @@ static void cg_fill(CG *c, int out_v, double v, int64_t numel)
 			continue;
 		int iv = vloop_begin(c, lo, hi, vector);
 		Affine oa = {0, {{iv, 1}}, 1};
-		store(c, out_v, &oa, vector, splat(c, v, vector));
+		BursNode *x = splat(c, v, vector);
+		if (out_v < c->p->g->nvalues && c->p->g->values[out_v]->type.dtype == DT_I32) {
+			x = sel_op(c->f, SEL_LOAD_F, sel_sym(c->f, const_i32_bits(c, (int32_t)v)), NULL, NULL);
+			if (vector)
+				x = sel_op(c->f, SEL_BCAST_V, x, NULL, NULL);
+		}
+		store(c, out_v, &oa, vector, x);
 		loop_end(c);
 	}
 }
@@ -2096,7 +2116,8 @@ static bool lower_node(CG *c, const Node *n)
 		cg_matmul(c, n);
 		return true;
 	}
-	if (f32 && cg_movement(c, n))
+	/* data movement copies bits: i32 as f32 lanes, i64 as scalars */
+	if ((f32 || dt == DT_I32 || dt == DT_I64) && cg_movement(c, n))
 		return true;
 	if (f32 && n->op == OP_SOFTMAX) {
 		cg_softmax(c, n);
