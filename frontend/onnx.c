@@ -541,6 +541,22 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		}
 		in[nin++] = v;
 	}
+	if (m->op == OP_POW && nin == 2 && in[0]->type.dtype == DT_F32 && dtype_is_int(in[1]->type.dtype)) {
+		/* an integer exponent known at import time: the same pow with it as f32 */
+		Tensor *e = evaluate(im, in[1], 0);
+		if (e) {
+			Tensor *f = tensor_new(DT_F32, &e->type.shape);
+			for (int64_t k = 0; k < tensor_numel(e); k++)
+				tensor_set_f(f, k, (double)tensor_get_i(e, k));
+			tensor_free(e);
+			char *nm = xasprintf("%s_f32", in[1]->name);
+			Value *c = constant(im, nm, f);
+			free(nm);
+			if (!c)
+				return false;
+			in[1] = c;
+		}
+	}
 	if (m->op == OP_POW && nin == 2 && in[0]->type.dtype != DT_F32) {
 		fail(im, "a base of %s is not supported (gdcc's pow takes an f32 base)", dtype_name(in[0]->type.dtype));
 		return false;

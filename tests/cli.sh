@@ -157,6 +157,13 @@ if [ -d "$DATA" ]; then
 	# without -o, a model with weights cannot be printed
 	expect_status 1 "import with weights to stdout" -- "$GDCC" import "$conv/model.onnx"
 	expect_in "$tmp/err" "give -o FILE.ir" "import with weights to stdout"
+	# an integer exponent known at import time becomes f32: pow compiles
+	pw=$DATA/node/test_pow_types_float32_int64
+	expect_status 0 "pow with a constant integer exponent" -- "$GDCC" run "$pw/model.onnx" -t x86-avx2 --onnx-test "$pw/test_data_set_0"
+	# an integer base is not supported, and says so
+	pw=$DATA/node/test_pow_types_int64_int64
+	expect_status 1 "pow with an integer base" -- "$GDCC" run "$pw/model.onnx" --onnx-test "$pw/test_data_set_0"
+	expect_in "$tmp/err" "a base of i64 is not supported" "pow with an integer base"
 	# an unsupported op is named with its node and opset
 	expect_status 1 "unsupported ONNX op" -- "$GDCC" run "$DATA/node/test_acos/model.onnx"
 	expect_in "$tmp/err" "(Acos, opset" "unsupported ONNX op"
