@@ -544,7 +544,7 @@ static BursNode *bin(CG *c, SelOp vop, SelOp sop, bool vector, BursNode *a, Burs
 {
 	if (c->int_mode) {
 		SelOp iop = sop == SEL_ADD_F ? SEL_ADD_I : sop == SEL_SUB_F ? SEL_SUB_I : sop == SEL_MUL_F ? SEL_MUL_I
-			  : sop == SEL_MIN_F ? SEL_MIN_I : SEL_COUNT;
+			  : sop == SEL_MIN_F ? SEL_MIN_I : sop == SEL_MAX_F ? SEL_MAX_I : SEL_COUNT;
 		return iop == SEL_COUNT ? NULL : sel_op(c->f, iop, a, b, NULL);
 	}
 	return sel_op(c->f, vector ? vop : sop, a, b, NULL);
@@ -2048,7 +2048,7 @@ static bool lower_node(CG *c, const Node *n)
 		return true;
 	}
 	if (i64 && (is_copy(n->op) || n->op == OP_IDENTITY || n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL ||
-		    n->op == OP_MIN || n->op == OP_SUM || n->op == OP_NEG)) {
+		    n->op == OP_MIN || n->op == OP_MAX || n->op == OP_SUM || n->op == OP_NEG)) {
 		c->int_mode = true;
 		cg_elementwise(c, n);
 		c->int_mode = false;
