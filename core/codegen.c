@@ -327,6 +327,13 @@ static BursNode *splat(CG *c, double v, bool vector)
 	return vector ? sel_op(f, SEL_BCAST_V, s, NULL, NULL) : s;
 }
 
+static BursNode *splat_i32_bits(CG *c, int32_t v, bool vector)
+{
+	MFunc *f = c->f;
+	BursNode *s = sel_op(f, SEL_LOAD_F, sel_sym(f, const_i32_bits(c, v)), NULL, NULL);
+	return vector ? sel_op(f, SEL_BCAST_V, s, NULL, NULL) : s;
+}
+
 /* ---- transcendental functions (vector code, exp_poly and friends) -------------- */
 /* A value kept in a register: trees are trees, so a value used twice is
  * assigned first. */
@@ -1169,6 +1176,7 @@ static void cg_fill(CG *c, int out_v, double v, int64_t numel)
 		}
 		return;
 	}
+	bool i32 = out_v < c->p->g->nvalues && c->p->g->values[out_v]->type.dtype == DT_I32;
 	int64_t vend = vend_of(c, 0, numel);
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
@@ -1177,13 +1185,7 @@ static void cg_fill(CG *c, int out_v, double v, int64_t numel)
 			continue;
 		int iv = vloop_begin(c, lo, hi, vector);
 		Affine oa = {0, {{iv, 1}}, 1};
-		BursNode *x = splat(c, v, vector);
-		if (out_v < c->p->g->nvalues && c->p->g->values[out_v]->type.dtype == DT_I32) {
-			x = sel_op(c->f, SEL_LOAD_F, sel_sym(c->f, const_i32_bits(c, (int32_t)v)), NULL, NULL);
-			if (vector)
-				x = sel_op(c->f, SEL_BCAST_V, x, NULL, NULL);
-		}
-		store(c, out_v, &oa, vector, x);
+		store(c, out_v, &oa, vector, i32 ? splat_i32_bits(c, (int32_t)v, vector) : splat(c, v, vector));
 		loop_end(c);
 	}
 }
@@ -2070,28 +2072,10 @@ static bool lower_node(CG *c, const Node *n)
 		}
 		return true;
 	}
-	if (n->op == OP_CONSTANT_OF_SHAPE && (n->out[0]->type.dtype == DT_F32 || n->out[0]->type.dtype == DT_I64)) {
+	if (n->op == OP_CONSTANT_OF_SHAPE && (n->out[0]->type.dtype == DT_F32 || n->out[0]->type.dtype == DT_I64 ||
+					       n->out[0]->type.dtype == DT_I32)) {
+		/* (i32: the value's bits, moved as f32 lanes) */
 		cg_fill(c, n->out[0]->id, attr_f(n, "value"), shape_numel(&n->out[0]->type.shape));
-		return true;
-	}
-	if (n->op == OP_CONSTANT_OF_SHAPE && n->out[0]->type.dtype == DT_I32) {
-		/* the value's bits from read-only data, moved as f32 lanes */
-		Shape s0 = {0};
-		Tensor *bits = tensor_new(DT_I32, &s0);
-		((int32_t *)bits->data)[0] = (int32_t)attr_f(n, "value");
-		const char *sym = add_data(c->p, bits);
-		int64_t numel = shape_numel(&n->out[0]->type.shape), vend = vend_of(c, 0, numel);
-		for (int pass = 0; pass < 2; pass++) {
-			bool vector = pass == 0;
-			int64_t lo = vector ? 0 : vend, hi = vector ? vend : numel;
-			if (hi <= lo)
-				continue;
-			int iv = vloop_begin(c, lo, hi, vector);
-			Affine oa = {0, {{iv, 1}}, 1};
-			BursNode *v = sel_op(c->f, SEL_LOAD_F, sel_sym(c->f, sym), NULL, NULL);
-			store(c, n->out[0]->id, &oa, vector, vector ? sel_op(c->f, SEL_BCAST_V, v, NULL, NULL) : v);
-			loop_end(c);
-		}
 		return true;
 	}
 	if (n->op == OP_DROPOUT && n->nout == 2 && f32) {

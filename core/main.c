@@ -949,14 +949,12 @@ done:
 typedef struct {
 	const Graph *g;
 	const char *source;
-	const ImportLog *log;
 } ImportJob;
 
 static void write_import(FILE *out, const void *ctx)
 {
 	const ImportJob *j = ctx;
-	import_print_header(out, j->source, j->log);
-	import_print_io_names(out, j->g);
+	import_print_header(out, j->source, j->g);
 	print_graph(out, j->g);
 }
 
@@ -1001,7 +999,7 @@ static int cmd_import(int argc, char **argv)
 		free(err);
 		rc = EXIT_INPUT;
 	} else {
-		ImportJob job = {g, path, &log};
+		ImportJob job = {g, path};
 		rc = write_output(out, write_import, &job);
 	}
 	if (rc)
