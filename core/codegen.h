@@ -46,6 +46,9 @@ void program_report(FILE *out, const Program *p, uint64_t hash, const double *fr
 Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d);
 /* Where --print-after dumps go (NULL: none), set before codegen. */
 extern FILE *codegen_print_after[3];
+/* The entry function's name ("gdcc_entry"; segments of a placed model:
+ * gdcc_segN), set before codegen. */
+extern const char *codegen_entry;
 void program_free(Program *p);
 /* The whole assembly file. */
 void program_emit(FILE *out, const Program *p);

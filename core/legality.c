@@ -104,6 +104,15 @@ static void json_uses(FILE *o, const char *uses)
 	fputc(']', o);
 }
 
+/* Where a row's nodes run: the target, its host (fallback), or nowhere. */
+static const char *runs_on(const Target *t, const LegalEntry *e)
+{
+	if (e->action == LEGAL_NATIVE || e->action == LEGAL_EXPAND)
+		return t->name;
+	const ParamInfo *h = target_param(t, "host");
+	return e->action == LEGAL_FALLBACK && h && h->str ? h->str : NULL;
+}
+
 void legality_export(FILE *o, const Target *t, LegalityFormat f)
 {
 	enum { CAP = 4096 };
@@ -150,12 +159,14 @@ void legality_export(FILE *o, const Target *t, LegalityFormat f)
 				fprintf(o, ", \"estimated_cost\": %.6g", e->cost);
 			else
 				fputs(", \"estimated_cost\": null", o);
+			fputs(", \"runs_on\": ", o);
+			json_str(o, runs_on(t, e));
 			fprintf(o, ", \"cost_unit\": \"%s\", \"source\": \"%s:%d\"}%s\n",
 				e->cost_per_mac ? "cycles/mac" : "cycles/element", e->file, e->line, i + 1 < n ? "," : "");
 		}
 		fputs("  ]\n}\n", o);
 	} else if (f == LEGALITY_CSV) {
-		fputs("target,op,dtype,action,constraint,rule,reason,uses,estimated_cost,cost_unit,source\n", o);
+		fputs("target,op,dtype,action,constraint,rule,reason,uses,estimated_cost,cost_unit,source,runs_on\n", o);
 		for (int i = 0; i < n; i++) {
 			const LegalEntry *e = rows[i].e;
 			fprintf(o, "%s,%s,%s,%s,", t->name, op_info[rows[i].op].name, dtype_name(rows[i].dt),
@@ -170,15 +181,17 @@ void legality_export(FILE *o, const Target *t, LegalityFormat f)
 			fputc(',', o);
 			if (e->cost >= 0)
 				fprintf(o, "%.6g", e->cost);
-			fprintf(o, ",%s,%s:%d\n", e->cost_per_mac ? "cycles/mac" : "cycles/element", e->file, e->line);
+			fprintf(o, ",%s,%s:%d,", e->cost_per_mac ? "cycles/mac" : "cycles/element", e->file, e->line);
+			csv_str(o, runs_on(t, e));
+			fputc('\n', o);
 		}
 	} else {
 		fprintf(o, "# Legality of `%s` (%s)\n\n", t->name, t->isa);
 		fprintf(o, "From `%s` (xxh3 %016llx), gdcc %s. Estimated cost in cycles per output element, or per\n"
 			"multiply-accumulate where marked /mac.\n\n",
 			t->md_file, (unsigned long long)t->md_hash, PACKAGE_VERSION);
-		fputs("| op | dtype | action | when | rule / reason | uses | est. cost | source |\n", o);
-		fputs("|---|---|---|---|---|---|---|---|\n", o);
+		fputs("| op | dtype | action | when | rule / reason | uses | est. cost | source | runs on |\n", o);
+		fputs("|---|---|---|---|---|---|---|---|---|\n", o);
 		for (int i = 0; i < n; i++) {
 			const LegalEntry *e = rows[i].e;
 			fprintf(o, "| %s | %s | %s | ", op_info[rows[i].op].name, dtype_name(rows[i].dt),
@@ -191,7 +204,9 @@ void legality_export(FILE *o, const Target *t, LegalityFormat f)
 			fputs(" | ", o);
 			if (e->cost >= 0)
 				fprintf(o, "%.3g%s", e->cost, e->cost_per_mac ? "/mac" : "");
-			fprintf(o, " | %s:%d |\n", e->file, e->line);
+			fprintf(o, " | %s:%d | ", e->file, e->line);
+			md_str(o, runs_on(t, e));
+			fputs(" |\n", o);
 		}
 	}
 }

@@ -28,6 +28,8 @@
 #include "import.h"
 #include "onnx.h"
 #include "ops.h"
+#include "npusim.h"
+#include "place.h"
 #include "printer.h"
 #include "rng.h"
 #include "target.h"
@@ -52,7 +54,13 @@ static void usage(FILE *out)
 	      "                       manifest to FILE.json)\n"
 	      "      --emit=STAGE     print a stage: ir (the verified graph in model.ir syntax),\n"
 	      "                       legality (each node's decision on the -t target),\n"
-	      "                       loops (the Loop IR), mir (instructions after allocation)\n"
+	      "                       placement (which nodes run on the target, which on its\n"
+	      "                       host, and the transfers), loops (the Loop IR), mir\n"
+	      "                       (instructions after allocation)\n"
+	      "      --host=TARGET    where a target's fallback nodes run (default: the .md's\n"
+	      "                       param host, e.g. x86-avx2 for npu-systolic)\n"
+	      "      --param NAME=VALUE  override a parameter of the -t target's .md (e.g.\n"
+	      "                       array_rows=32); also for run\n"
 	      "      --report=FILE    with -S (or run -t): the compilation report as JSON\n"
 	      "      --print-after=PASS  dump to stderr after lower (trees), select or allocate\n"
 	      "      --list-ops       list the op table: operands, results, attributes\n"
@@ -233,6 +241,51 @@ static uint64_t content_hash(const Graph *g, const Target *t)
 }
 
 static const char *report_path; /* --report=FILE */
+static const char *host_name;   /* --host=TARGET */
+/* --param NAME=VALUE: the target's .md params overridden (compile and run) */
+static const char *param_settings[32];
+static int nparam_settings;
+static Target *param_target;
+
+static int add_param_setting(const char *arg)
+{
+	if (nparam_settings == 32 || !strchr(arg, '='))
+		return 0;
+	param_settings[nparam_settings++] = arg;
+	return 1;
+}
+
+/* t with the --param overrides, or t; NULL after an error in d */
+static const Target *with_params(const Target *t, Diag *d)
+{
+	if (!t || !nparam_settings)
+		return t;
+	param_target = target_with_params(t, nparam_settings, param_settings, d);
+	return param_target;
+}
+static bool emit_placement_only; /* --emit=placement of a placed model */
+
+/* A placed model's report gathers one report per segment and the
+ * simulator's statistics of each device run. */
+static bool collect_reports;
+static char **collected, **sim_stats;
+static int ncollected, nsim_stats;
+static void collected_add(char *text)
+{
+	collected = xrealloc(collected, (size_t)(ncollected + 1) * sizeof *collected);
+	collected[ncollected++] = text;
+}
+static void collected_free(void)
+{
+	for (int i = 0; i < ncollected; i++)
+		free(collected[i]);
+	for (int i = 0; i < nsim_stats; i++)
+		free(sim_stats[i]);
+	free(collected);
+	free(sim_stats);
+	collected = sim_stats = NULL;
+	ncollected = nsim_stats = 0;
+}
 
 static void write_report(FILE *out, const void *ctx)
 {
@@ -248,7 +301,14 @@ static Program *compile(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	if (!ok)
 		return NULL;
 	Program *p = codegen(g, t, loops, d);
-	if (p && report_path) {
+	if (p && collect_reports) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		program_report(m, p, content_hash(g, t), front_seconds);
+		fclose(m);
+		collected_add(buf);
+	} else if (p && report_path) {
 		ProgramJob job = {p, content_hash(g, t)};
 		if (write_output(report_path, write_report, &job) != 0) {
 			program_free(p);
@@ -256,6 +316,136 @@ static Program *compile(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		}
 	}
 	return p;
+}
+
+typedef struct {
+	const Placement *pl;
+	uint64_t hash;
+} PlacedJob;
+
+/* The report of a placed model: the placement, each segment's program
+ * report, and the simulator's statistics of each device segment run. */
+static void write_placed_report(FILE *o, const void *ctx)
+{
+	const PlacedJob *j = ctx;
+	fprintf(o, "{\n  \"schema\": \"gdcc.report\",\n  \"schema_version\": 1,\n  \"generator\": \"gdcc %s\",\n",
+		PACKAGE_VERSION);
+	fprintf(o, "  \"model\": \"%s\",\n  \"target\": \"%s\",\n  \"content_hash\": \"%016llx\",\n  \"placement\": ",
+		j->pl->g->name, j->pl->device->name, (unsigned long long)j->hash);
+	placement_json(o, j->pl, "  ");
+	fputs(",\n  \"segments\": [", o);
+	for (int i = 0; i < ncollected; i++)
+		fprintf(o, "%s\n%s", i ? "," : "", collected[i]);
+	fputs("],\n  \"simulator\": [", o);
+	for (int i = 0; i < nsim_stats; i++)
+		fprintf(o, "%s\n%s", i ? "," : "", sim_stats[i]);
+	fputs("]\n}\n", o);
+}
+
+static void write_placement(FILE *out, const void *ctx) { placement_print(out, ctx); }
+
+typedef struct {
+	const Placement *pl;
+	Program **progs;
+	uint64_t hash;
+	bool host_part;   /* the host's segments, else the device's */
+} PlacedAsmJob;
+
+static void write_placed_asm(FILE *o, const void *ctx)
+{
+	const PlacedAsmJob *j = ctx;
+	fprintf(o, "# %s part of %s placed on %s with host %s: segments run in order, values passed as listed in the manifest\n",
+		j->host_part ? "host" : "device", j->pl->g->name, j->pl->device->name, j->pl->host->name);
+	for (int k = 0; k < j->pl->nsegs; k++)
+		if (j->pl->segs[k].host == j->host_part)
+			program_emit(o, j->progs[k]);
+}
+
+static void write_placed_manifest(FILE *o, const void *ctx)
+{
+	const PlacedAsmJob *j = ctx;
+	fprintf(o, "{\n  \"schema\": \"gdcc.manifest\",\n  \"schema_version\": 1,\n  \"generator\": \"gdcc %s\",\n",
+		PACKAGE_VERSION);
+	fprintf(o, "  \"target\": \"%s\",\n  \"host\": \"%s\",\n  \"model\": \"%s\",\n  \"content_hash\": \"%016llx\",\n",
+		j->pl->device->name, j->pl->host->name, j->pl->g->name, (unsigned long long)j->hash);
+	fputs("  \"placement\": ", o);
+	placement_json(o, j->pl, "  ");
+	fputs(",\n  \"programs\": [", o);
+	for (int k = 0; k < j->pl->nsegs; k++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		program_manifest(m, j->progs[k], j->hash);
+		fclose(m);
+		fprintf(o, "%s\n%s", k ? "," : "", buf);
+		free(buf);
+	}
+	fputs("]\n}\n", o);
+}
+
+/* -S (or --emit=placement) of a model placed on a target and its host:
+ * OUT gets the device's segments, OUT without .s plus .host.s the host's,
+ * OUT.json the manifest (placement, transfers, each segment's arguments). */
+static int compile_placed(const Graph *g, const Target *t, const Target *host, const char *out, Diag *d)
+{
+	Placement *pl = place_graph(g, t, host, d);
+	if (!pl)
+		return EXIT_INPUT;
+	int rc = 0;
+	Program **progs = xcalloc((size_t)pl->nsegs, sizeof *progs);
+	char **names = xcalloc((size_t)pl->nsegs, sizeof *names);
+	collect_reports = report_path != NULL;
+	for (int k = 0; k < pl->nsegs && rc == 0; k++) {
+		names[k] = xasprintf("gdcc_seg%d", k);
+		codegen_entry = names[k];
+		progs[k] = compile(pl->segs[k].g, pl->segs[k].t, NULL, d);
+		codegen_entry = "gdcc_entry";
+		if (!progs[k])
+			rc = EXIT_INPUT;
+	}
+	uint64_t hash = content_hash(g, t);
+	if (rc == 0 && emit_placement_only) {
+		rc = write_output(out, write_placement, pl);
+	} else if (rc == 0) {
+		bool any_host = false;
+		for (int k = 0; k < pl->nsegs; k++)
+			any_host |= pl->segs[k].host;
+		PlacedAsmJob job = {pl, progs, hash, false};
+		rc = write_output(out, write_placed_asm, &job);
+		if (rc == 0 && out && strcmp(out, "-") != 0) {
+			size_t n = strlen(out);
+			char *hpath = n > 2 && strcmp(out + n - 2, ".s") == 0 ? xasprintf("%.*s.host.s", (int)(n - 2), out)
+									    : xasprintf("%s.host.s", out);
+			if (any_host) {
+				job.host_part = true;
+				rc = write_output(hpath, write_placed_asm, &job);
+			} else {
+				remove(hpath); /* (a stale one from an earlier compile) */
+			}
+			free(hpath);
+			char *mpath = xasprintf("%s.json", out);
+			if (rc == 0)
+				rc = write_output(mpath, write_placed_manifest, &job);
+			free(mpath);
+		} else if (rc == 0 && any_host) {
+			job.host_part = true;
+			rc = write_output(out, write_placed_asm, &job);
+		}
+	}
+	if (rc == 0 && report_path) {
+		PlacedJob job = {pl, hash};
+		rc = write_output(report_path, write_placed_report, &job);
+	}
+	collect_reports = false;
+	collected_free();
+	for (int k = 0; k < pl->nsegs; k++) {
+		program_free(progs[k]);
+		free(names[k]);
+	}
+	free(progs);
+	free(names);
+	placement_free(pl);
+	return rc;
 }
 
 static void list_targets(void)
@@ -298,6 +488,8 @@ static int cmd_check(int argc, char **argv)
 		{"print-legality", no_argument, NULL, 'P'},
 		{"report", required_argument, NULL, 'R'},
 		{"print-after", required_argument, NULL, 'A'},
+		{"host", required_argument, NULL, 'H'},
+		{"param", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -312,6 +504,11 @@ static int cmd_check(int argc, char **argv)
 		case 't': target_name = optarg; break;
 		case 'S': assemble = true; break;
 		case 'R': report_path = optarg; break;
+		case 'H': host_name = optarg; break;
+		case 'M':
+			if (!add_param_setting(optarg))
+				return usage_error("--param needs NAME=VALUE (at most 32), got '%s'", optarg);
+			break;
 		case 'A': {
 			static const char *const passes[] = {"lower", "select", "allocate"};
 			int k = 0;
@@ -324,8 +521,8 @@ static int cmd_check(int argc, char **argv)
 		}
 		case 'e':
 			if (strcmp(optarg, "ir") != 0 && strcmp(optarg, "legality") != 0 && strcmp(optarg, "loops") != 0 &&
-			    strcmp(optarg, "mir") != 0)
-				return usage_error("unknown --emit stage '%s' (known: ir, legality, loops, mir)", optarg);
+			    strcmp(optarg, "mir") != 0 && strcmp(optarg, "placement") != 0)
+				return usage_error("unknown --emit stage '%s' (known: ir, legality, placement, loops, mir)", optarg);
 			emit = optarg;
 			break;
 		case 'f': format = optarg; break;
@@ -341,6 +538,16 @@ static int cmd_check(int argc, char **argv)
 	const Target *target = NULL;
 	if (target_name && !(target = target_lookup(target_name)))
 		return unknown_target(target_name);
+	if (nparam_settings && !target)
+		return usage_error("--param overrides a target's parameters: give -t TARGET%s", "");
+	if (nparam_settings) {
+		Diag pd;
+		diag_init(&pd);
+		target = with_params(target, &pd);
+		if (!target)
+			return finish(&pd, EXIT_USAGE);
+		diag_free(&pd);
+	}
 	LegalityFormat lf = LEGALITY_JSON;
 	if (format) {
 		if (!print_legality)
@@ -378,6 +585,25 @@ static int cmd_check(int argc, char **argv)
 	if (!g)
 		return finish(&d, EXIT_INPUT);
 	int rc = 0;
+	const Target *host = target ? place_host(target, host_name, &d) : NULL;
+	if (diag_has_errors(&d)) {
+		graph_free(g);
+		return finish(&d, EXIT_USAGE);
+	}
+	if (host && (assemble || (emit && strcmp(emit, "placement") == 0))) {
+		emit_placement_only = emit != NULL;
+		rc = compile_placed(g, target, host, out, &d);
+		graph_free(g);
+		return finish(&d, rc);
+	}
+	if (emit && strcmp(emit, "placement") == 0) {
+		/* no host: everything runs on the target (or is an error) */
+		Placement *pl = place_graph(g, target, NULL, &d);
+		rc = pl ? write_output(out, write_placement, pl) : EXIT_INPUT;
+		placement_free(pl);
+		graph_free(g);
+		return finish(&d, rc);
+	}
 	if (assemble || (emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0))) {
 		bool loops = emit && strcmp(emit, "loops") == 0;
 		char *lbuf = NULL;
@@ -418,6 +644,20 @@ static int cmd_check(int argc, char **argv)
 }
 
 /* ---- running compiled code -------------------------------------------------- */
+/* The NPU simulator: $GDCC_NPUSIM, the build tree's, or the installed one. */
+static const char *npusim_path(void)
+{
+	const char *env = getenv("GDCC_NPUSIM");
+	if (env && *env)
+		return env;
+#ifdef GDCC_NPUSIM_BUILD
+	struct stat st;
+	if (stat(GDCC_NPUSIM_BUILD, &st) == 0)
+		return GDCC_NPUSIM_BUILD;
+#endif
+	return GDCC_BINDIR "/npusim";
+}
+
 /* A target's command template with {name} replaced (values shell-quoted). */
 static char *fill_command(const char *tmpl, const char *const *keys, const char *const *vals, int n)
 {
@@ -491,7 +731,7 @@ static int run_on_target(const Graph *g, const Target *t, Tensor *const *inputs,
 	if (!p)
 		return EXIT_INPUT;
 	const ParamInfo *link = target_param(t, "link"), *run = target_param(t, "run"), *harness = target_param(t, "harness");
-	if (!link || !link->str || !run || !run->str || !harness || !harness->str) {
+	if (!link || !link->str || !run || !run->str || ((!harness || !harness->str) && strstr(link->str, "{harness}"))) {
 		diag_error(d, loc_at(NULL, 0, 0), "%s: the .md does not say how to link and run a program (params link, run, harness)",
 			   t->name);
 		program_free(p);
@@ -505,7 +745,8 @@ static int run_on_target(const Graph *g, const Target *t, Tensor *const *inputs,
 	}
 	int rc = 0;
 	char *asm_path = xasprintf("%s/model.s", dir), *prog = xasprintf("%s/model", dir);
-	char *harness_path = xasprintf("%s/%s", runtime_dir(), harness->str);
+	char *harness_path = xasprintf("%s/%s", runtime_dir(), harness && harness->str ? harness->str : "");
+	char *stats_path = xasprintf("%s/stats.json", dir);
 	char **files = xcalloc((size_t)(g->ninputs + g->noutputs), sizeof *files);
 	ProgramJob job = {p, 0};
 	FILE *af = fopen(asm_path, "w");
@@ -566,8 +807,26 @@ static int run_on_target(const Graph *g, const Target *t, Tensor *const *inputs,
 		snprintf(vlen, sizeof vlen, "%s", run_vlen ? run_vlen : vd && vd->n ? "" : "");
 		if (!run_vlen && vd && vd->n)
 			snprintf(vlen, sizeof vlen, "%d", (int)vd->values[0]);
-		const char *keys[] = {"prog", "vlen"}, *vals[] = {prog, vlen};
-		char *cmd = fill_command(run->str, keys, vals, 2);
+		const char *keys[] = {"prog", "vlen", "npusim", "target", "stats"},
+			   *vals[] = {prog, vlen, npusim_path(), t->name, stats_path};
+		/* {params}: the --param overrides, for the simulator */
+		char *tmpl = xstrdup(run->str), *at = strstr(tmpl, "{params}");
+		if (at) {
+			size_t tcap = strlen(tmpl) + 1;
+			for (int i = 0; i < nparam_settings; i++)
+				tcap += strlen(param_settings[i]) + 16;
+			char *tt = xmalloc(tcap);
+			size_t tl = (size_t)(at - tmpl);
+			memcpy(tt, tmpl, tl);
+			tt[tl] = 0;
+			for (int i = 0; i < nparam_settings && t == param_target; i++)
+				tl += (size_t)sprintf(tt + tl, " --param '%s'", param_settings[i]);
+			strcpy(tt + tl, at + strlen("{params}"));
+			free(tmpl);
+			tmpl = tt;
+		}
+		char *cmd = fill_command(tmpl, keys, vals, 5);
+		free(tmpl);
 		char *full = xasprintf("%s%s", cmd, args);
 		int st = rc ? 0 : system(full);
 		if (st != 0) {
@@ -578,6 +837,14 @@ static int run_on_target(const Graph *g, const Target *t, Tensor *const *inputs,
 		free(cmd);
 		free(full);
 		free(args);
+	}
+	if (rc == 0 && strstr(run->str, "{stats}")) {
+		size_t len;
+		char *text = read_file(stats_path, &len);
+		if (text) {
+			sim_stats = xrealloc(sim_stats, (size_t)(nsim_stats + 1) * sizeof *sim_stats);
+			sim_stats[nsim_stats++] = text;
+		}
 	}
 	for (int i = 0; rc == 0 && i < g->noutputs; i++) {
 		const Value *v = g->outputs[i];
@@ -599,11 +866,88 @@ out:
 	char *log = xasprintf("%s/link.log", dir);
 	remove(log);
 	free(log);
+	remove(stats_path);
+	free(stats_path);
 	rmdir(dir);
 	free(asm_path);
 	free(prog);
 	free(harness_path);
 	program_free(p);
+	return rc;
+}
+
+static Tensor *tensor_dup(const Tensor *t)
+{
+	Tensor *c = tensor_new(t->type.dtype, &t->type.shape);
+	if (tensor_bytes(t))
+		memcpy(c->data, t->data, tensor_bytes(t));
+	return c;
+}
+
+/* Run a model on a target: directly, or placed on the target and its host
+ * (each segment compiled for where it runs; the device's through its
+ * simulator), passing the values between them. */
+static int run_model(const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d)
+{
+	const Target *host = place_host(t, host_name, d);
+	if (diag_has_errors(d))
+		return EXIT_INPUT;
+	if (!host)
+		return run_on_target(g, t, inputs, outputs, d);
+	Placement *pl = place_graph(g, t, host, d);
+	if (!pl)
+		return EXIT_INPUT;
+	Tensor **env = xcalloc((size_t)g->nvalues, sizeof *env);
+	bool *owned = xcalloc((size_t)g->nvalues, sizeof *owned);
+	for (int i = 0; i < g->ninputs; i++)
+		env[g->inputs[i]->id] = inputs[i];
+	collect_reports = report_path != NULL;
+	int rc = 0;
+	char *entry = NULL;
+	for (int k = 0; k < pl->nsegs && rc == 0; k++) {
+		const Segment *s = &pl->segs[k];
+		Tensor **sin = xcalloc((size_t)s->g->ninputs + 1, sizeof *sin);
+		Tensor **sout = xcalloc((size_t)s->g->noutputs + 1, sizeof *sout);
+		for (int i = 0; i < s->g->ninputs; i++)
+			sin[i] = env[graph_find_value(g, s->g->inputs[i]->name)->id];
+		rc = run_on_target(s->g, s->t, sin, sout, d);
+		for (int i = 0; i < s->g->noutputs; i++) {
+			int id = graph_find_value(g, s->g->outputs[i]->name)->id;
+			if (rc == 0) {
+				env[id] = sout[i];
+				owned[id] = true;
+			} else {
+				tensor_free(sout[i]);
+			}
+		}
+		free(sin);
+		free(sout);
+	}
+	free(entry);
+	for (int i = 0; i < g->noutputs && rc == 0; i++) {
+		const Value *v = g->outputs[i];
+		if (env[v->id]) {
+			outputs[i] = tensor_dup(env[v->id]);
+		} else {
+			/* a constant output */
+			outputs[i] = tensor_new(v->type.dtype, &v->type.shape);
+			if (!v->def || !materialize_constant(v->def, outputs[i], d))
+				rc = EXIT_RUN;
+		}
+	}
+	if (rc == 0 && report_path) {
+		PlacedJob job = {pl, content_hash(g, t)};
+		if (write_output(report_path, write_placed_report, &job) != 0)
+			rc = EXIT_RUN;
+	}
+	collect_reports = false;
+	collected_free();
+	for (int i = 0; i < g->nvalues; i++)
+		if (owned[i])
+			tensor_free(env[i]);
+	free(env);
+	free(owned);
+	placement_free(pl);
 	return rc;
 }
 
@@ -682,6 +1026,8 @@ static int cmd_run(int argc, char **argv)
 		{"report", required_argument, NULL, 'R'},
 		{"vlen", required_argument, NULL, 'L'},
 		{"onnx-test", required_argument, NULL, 'O'},
+		{"host", required_argument, NULL, 'H'},
+		{"param", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -726,6 +1072,13 @@ static int cmd_run(int argc, char **argv)
 		case 'p': print = true; break;
 		case 'c': check = true; break;
 		case 'O': onnx_test = onnx_specialize_dir = optarg; break;
+		case 'H': host_name = optarg; break;
+		case 'M':
+			if (!add_param_setting(optarg)) {
+				rc = usage_error("--param needs NAME=VALUE (at most 32), got '%s'", optarg);
+				goto done;
+			}
+			break;
 		case 'R': report_path = optarg; break;
 		case 'L': {
 			char *end;
@@ -755,6 +1108,20 @@ static int cmd_run(int argc, char **argv)
 	if (target && !(tgt = target_lookup(target))) {
 		rc = unknown_target(target);
 		goto done;
+	}
+	if (nparam_settings && !tgt) {
+		rc = usage_error("--param overrides a target's parameters: give -t TARGET%s", "");
+		goto done;
+	}
+	if (nparam_settings) {
+		Diag pd;
+		diag_init(&pd);
+		tgt = with_params(tgt, &pd);
+		if (!tgt) {
+			rc = finish(&pd, EXIT_USAGE);
+			goto done;
+		}
+		diag_free(&pd);
 	}
 	if (check && !tgt) {
 		rc = usage_error("--check compares a target's results with the reference: give -t TARGET%s", "");
@@ -852,7 +1219,7 @@ static int cmd_run(int argc, char **argv)
 			fill_random_input(inputs[k], rng_derive(seed, (uint64_t)k));
 		}
 	if (tgt) {
-		int st = run_on_target(g, tgt, inputs, outputs, &d);
+		int st = run_model(g, tgt, inputs, outputs, &d);
 		if (st) {
 			rc = st;
 			goto out;
@@ -1011,9 +1378,14 @@ static int cmd_import(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	int rc;
 	if (argc > 1 && strcmp(argv[1], "import") == 0)
-		return cmd_import(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "run") == 0)
-		return cmd_run(argc - 1, argv + 1);
-	return cmd_check(argc, argv);
+		rc = cmd_import(argc - 1, argv + 1);
+	else if (argc > 1 && strcmp(argv[1], "run") == 0)
+		rc = cmd_run(argc - 1, argv + 1);
+	else
+		rc = cmd_check(argc, argv);
+	if (param_target)
+		target_copy_free(param_target);
+	return rc;
 }

@@ -92,3 +92,8 @@ int64_t legal_numel(const Node *n)
 {
 	return shape_numel(&n->out[0]->type.shape);
 }
+
+int64_t legal_const(const Node *n, int operand)
+{
+	return operand < n->nin && n->in[operand]->def && n->in[operand]->def->op == OP_CONSTANT;
+}

@@ -135,5 +135,6 @@ int64_t legal_attr(const Node *n, const char *name);
 int64_t legal_rank(const Node *n, int operand);
 int64_t legal_dim(const Node *n, int operand, int64_t dim); /* operand -1: result 0 */
 int64_t legal_numel(const Node *n);
+int64_t legal_const(const Node *n, int operand); /* is operand K a constant? */
 
 #endif

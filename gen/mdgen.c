@@ -1402,6 +1402,11 @@ static bool constraint(const MdNode *e, int op, Str *c, Str *txt)
 				return false;
 			sprintf_(c, "legal_dim(n, %lld, %lld)", (long long)a, (long long)b);
 			sprintf_(txt, "dim(%lld, %lld)", (long long)a, (long long)b);
+		} else if (strcmp(e->text, "constant") == 0 && e->nkid == 1) {
+			if (!int_arg(e, 0, 0, maxop, &a))
+				return false;
+			sprintf_(c, "legal_const(n, %lld)", (long long)a);
+			sprintf_(txt, "constant(%lld)", (long long)a);
 		} else if (strcmp(e->text, "outdim") == 0 && e->nkid == 1) {
 			if (!int_arg(e, 0, -MAX_RANK, MAX_RANK - 1, &a))
 				return false;
@@ -1409,7 +1414,7 @@ static bool constraint(const MdNode *e, int op, Str *c, Str *txt)
 			sprintf_(txt, "outdim(%lld)", (long long)a);
 		} else {
 			ERR(e->loc, "unknown function '%s' with %d arguments in a constraint (known: rank(K), dim(K, J), "
-			    "outdim(J))", e->text, e->nkid);
+			    "outdim(J), constant(K))", e->text, e->nkid);
 			return false;
 		}
 		return true;

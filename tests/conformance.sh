@@ -74,7 +74,7 @@ cd "$1" || exit 1
 n=$2
 args=$(cat "$n.args")
 # shellcheck disable=SC2086
-$TIMEOUT "$GDCC" run "$n.ir" -t "$TARGET" $VLENARG --check $args >"$n.out" 2>"$n.err" </dev/null
+$TIMEOUT "$GDCC" run "$n.ir" -t "$TARGET" $VLENARG --check --report="$n.report.json" $args >"$n.out" 2>"$n.err" </dev/null
 echo $? >"$n.rc"
 EOF
 export GDCC TARGET TIMEOUT VLENARG

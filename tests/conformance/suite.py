@@ -743,6 +743,25 @@ def classify(d, c):
     return status, reason, clean(mabs), clean(mrel), tol or dict(DEFAULT_TOL)
 
 
+def case_placement(d, name):
+    """Where a placed target ran each node, and the simulator's figures,
+    from the case's --report (targets with a host: npu-systolic)."""
+    try:
+        with open(os.path.join(d, name + ".report.json")) as f:
+            rep = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if "placement" not in rep:
+        return None
+    out = {"placement": [{"node": n["name"], "op": n["op"], "runs_on": n["runs_on"], "reason": n["reason"]}
+                         for n in rep["placement"]["nodes"]],
+           "transfers": rep["placement"]["transfers"]}
+    sims = rep.get("simulator") or []
+    if sims:
+        out["simulator"] = [{"cycles": s.get("cycles"), "pe_utilization": s.get("pe_utilization")} for s in sims]
+    return out
+
+
 def cmd_collect(d, evidence, version, target):
     cases = [json.loads(l) for l in open(os.path.join(d, "cases.jsonl")) if l.strip()]
     if os.path.exists(os.path.join(d, "names")):  # the cases that ran (CONFORMANCE_CASES)
@@ -766,6 +785,9 @@ def cmd_collect(d, evidence, version, target):
                 rec["vlen"] = int(os.environ["CONFORMANCE_VLEN"])
             if c["ranges"]:
                 rec["input_ranges"] = c["ranges"]
+            placement = case_placement(d, c["case"])
+            if placement:
+                rec.update(placement)
             ev.write(json.dumps(rec) + "\n")
             tag = {"pass": "PASS", "fail": "FAIL", "unsupported": "UNSUPPORTED"}[status]
             extra = ""
