@@ -1904,6 +1904,13 @@ typedef struct {
 	int64_t off[3]; /* bytes per step in A, B, Y */
 } TDim;
 
+/* B tiles gathered from an unpadded NCHW input (j = image, output row,
+ * column tile; k = kernel row, kernel column, channel tile) */
+typedef struct {
+	bool on;
+	int64_t C, H, W, pt, pl, sh, dh, dw;
+} TileConv;
+
 typedef struct {
 	TDim di;
 	int nj, nk;
@@ -1911,6 +1918,7 @@ typedef struct {
 	int64_t m_ext, n_ext, k_ext;
 	int64_t ld[3];         /* DRAM bytes between rows of A, B and Y */
 	int base[3];           /* their base address vregs */
+	TileConv cv;           /* B is a convolution's input, read in place */
 } TileGemm;
 
 typedef struct {
@@ -2012,35 +2020,51 @@ static int tile_keep(CG *c, BursNode *v)
 	return r;
 }
 
-/* The array's work on one streamed j: bm accumulators over the chunk's Kc
- * tiles, then out through the staging tiles by DMA. */
-static void tile_compute(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int64_t Kc, bool first,
-			 int64_t panel, int64_t yin, int buf, int outbuf, int yaddr, int cols, const int *acc)
+/* The accumulators before a j: zeros, or (a later k chunk) what the
+ * earlier chunks wrote to Y, unless jn < 1 (no j yet: skipped; jn -1:
+ * always). */
+static void tile_init(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, bool first, int64_t yin, int jn,
+		      int yaddr, int cols, const int *acc)
 {
 	MFunc *f = c->f;
 	int n = pl->n;
+	for (int ii = 0; ii < bm; ii++)
+		sel_assign(f, acc[ii], sel_op(f, SEL_TZERO, NULL, NULL, NULL));
+	if (first)
+		return;
+	int skip = sel_new_label(f);
+	if (jn >= 0)
+		sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), skip);
+	sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(cols), TI(2)), TI(g->ld[2]), TI(0)));
 	for (int ii = 0; ii < bm; ii++) {
 		int64_t rows = g->m_ext - (p0 + ii) * n < n ? g->m_ext - (p0 + ii) * n : n;
-		if (first) {
-			sel_assign(f, acc[ii], sel_op(f, SEL_TZERO, NULL, NULL, NULL));
-		} else {
-			/* a later k chunk: accumulate onto what the earlier ones wrote */
-			sel_effect(f, TOP(SEL_DMA_CFG, TOP(SEL_SHL_I, R(cols), TI(2)), TI(g->ld[2])));
-			sel_effect(f, sel_op(f, SEL_DMA_IN, TI(yin + ii * pl->tb),
-					     TOP(SEL_ADD_I, R(yaddr), TI((p0 + ii) * g->di.off[2])), TI(rows)));
-			sel_assign(f, acc[ii], sel_op(f, SEL_TLOAD, TI(yin + ii * pl->tb), NULL, NULL));
-		}
+		sel_effect(f, sel_op(f, SEL_DMA_IN, TI(yin + ii * pl->tb), TOP(SEL_ADD_I, R(yaddr), TI((p0 + ii) * g->di.off[2])),
+				     TI(rows)));
+		sel_assign(f, acc[ii], sel_op(f, SEL_TLOAD, TI(yin + ii * pl->tb), NULL, NULL));
 	}
-	int kk = loop_begin(c, 0, Kc, 1);
+	sel_label(f, skip);
+}
+
+/* acc[ii] += panel tile (ii, k) x stream tile k, for the k in vreg kk */
+static void tile_mmas(CG *c, const TilePlan *pl, int bm, int64_t Kc, int64_t panel, int buf, int kk, const int *acc)
+{
+	MFunc *f = c->f;
 	for (int ii = 0; ii < bm; ii++) {
 		BursNode *a = TOP(SEL_ADD_I, TI(panel + ii * Kc * pl->tb), TOP(SEL_MUL_I, R(kk), TI(pl->tb)));
 		BursNode *b = TOP(SEL_ADD_I, R(buf), TOP(SEL_MUL_I, R(kk), TI(pl->tb)));
 		sel_assign(f, acc[ii], sel_op(f, SEL_TMMA, R(acc[ii]), a, b));
 	}
-	loop_end(c);
+}
+
+/* The accumulators out: to the staging tiles, then by DMA to Y. */
+static void tile_out(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int outbuf, int yaddr, int cols,
+		     const int *acc)
+{
+	MFunc *f = c->f;
+	int n = pl->n;
 	for (int ii = 0; ii < bm; ii++)
 		sel_effect(f, TOP(SEL_TSTORE, TOP(SEL_ADD_I, R(outbuf), TI(ii * pl->tb)), R(acc[ii])));
-	sel_effect(f, TOP(SEL_DMA_CFG, TOP(SEL_SHL_I, R(cols), TI(2)), TI(g->ld[2])));
+	sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(cols), TI(2)), TI(g->ld[2]), TI(0)));
 	for (int ii = 0; ii < bm; ii++) {
 		int64_t rows = g->m_ext - (p0 + ii) * n < n ? g->m_ext - (p0 + ii) * n : n;
 		sel_effect(f, sel_op(f, SEL_DMA_OUT, TOP(SEL_ADD_I, R(outbuf), TI(ii * pl->tb)),
@@ -2079,7 +2103,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			for (int i = 1; i < g->nk; i++)
 				kv[i] = loop_begin(c, 0, g->dk[i].count, 1);
 			int kcols = tile_keep(c, tile_extent(c, kv[g->nk - 1], g->k_ext, n));
-			sel_effect(f, TOP(SEL_DMA_CFG, TOP(SEL_SHL_I, R(kcols), TI(2)), TI(g->ld[0])));
+			sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(kcols), TI(2)), TI(g->ld[0]), TI(0)));
 			int arow = tile_keep(c, tile_addr(c, R(g->base[0]), g->dk, kv, g->nk, 0));
 			for (int ii = 0; ii < bm; ii++) {
 				int64_t rows = g->m_ext - (p0 + ii) * n < n ? g->m_ext - (p0 + ii) * n : n;
@@ -2098,20 +2122,53 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				jv[i] = loop_begin(c, 0, g->dj[i].count, 1);
 			int jcols = tile_keep(c, tile_extent(c, jv[g->nj - 1], g->n_ext, n));
 			int brow = tile_keep(c, tile_addr(c, R(g->base[1]), g->dj, jv, g->nj, 1));
-			sel_effect(f, TOP(SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1])));
+			/* software pipelined: the k-row of j streams in while the array
+			 * works on j - 1 (on the first j, on nothing useful) */
+			tile_init(c, g, pl, p0, bm, ch == 0, yin, jn, yprev, cprev, acc);
 			sel_assign(f, kcnt, TI(0));
-			kv[0] = loop_begin(c, k0, k1, 1);
-			for (int i = 1; i < g->nk; i++)
-				kv[i] = loop_begin(c, 0, g->dk[i].count, 1);
+			BursNode *src, *nrows;
+			if (g->cv.on) {
+				/* a convolution's B tile: channels ci0.. of input row ih at
+				 * columns iw0.., clipped to the image; the DMA zero-fills
+				 * the padding (rows outside: an empty transfer) */
+				const TileConv *q = &g->cv;
+				kv[0] = loop_begin(c, k0, k1, 1);
+				kv[1] = loop_begin(c, 0, g->dk[1].count, 1);
+				BursNode *ih = TOP(SEL_SUB_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, R(jv[1]), TI(q->sh)), TOP(SEL_MUL_I, R(kv[0]), TI(q->dh))), TI(q->pt));
+				int ihv = tile_keep(c, ih);
+				int iw0 = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, R(jv[2]), TI(n)), TOP(SEL_MUL_I, R(kv[1]), TI(q->dw))), TI(q->pl)));
+				int lo = tile_keep(c, TOP(SEL_MAX_I, R(iw0), TI(0)));
+				int cnt = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_MIN_I, TOP(SEL_ADD_I, R(iw0), R(jcols)), TI(q->W)), R(lo)));
+				BursNode *ok1 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_ADD_I, R(ihv), TI(1)), TI(0)), TI(1));
+				BursNode *ok2 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, TI(q->H), R(ihv)), TI(0)), TI(1));
+				BursNode *ok3 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1));
+				int valid = tile_keep(c, TOP(SEL_MUL_I, TOP(SEL_MUL_I, ok1, ok2), ok3));
+				BursNode *ihc = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(ihv), TI(0)), TI(q->H - 1));
+				BursNode *row = TOP(SEL_ADD_I, R(g->base[1]), TOP(SEL_MUL_I, R(jv[0]), TI(q->C * q->H * q->W * 4)));
+				row = TOP(SEL_ADD_I, row, TOP(SEL_SHL_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, ihc, TI(q->W)), R(lo)), TI(2)));
+				int rowv = tile_keep(c, row);
+				sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * q->W * 4),
+						     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
+				kv[2] = loop_begin(c, 0, g->dk[2].count, 1);
+				src = TOP(SEL_ADD_I, R(rowv), TOP(SEL_MUL_I, R(kv[2]), TI(n * q->H * q->W * 4)));
+				nrows = TOP(SEL_MUL_I, tile_extent(c, kv[2], g->k_ext, n), R(valid));
+			} else {
+				sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
+				kv[0] = loop_begin(c, k0, k1, 1);
+				for (int i = 1; i < g->nk; i++)
+					kv[i] = loop_begin(c, 0, g->dk[i].count, 1);
+				src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
+				nrows = tile_extent(c, kv[g->nk - 1], g->k_ext, n);
+			}
 			BursNode *sp = TOP(SEL_ADD_I, R(cur), TOP(SEL_MUL_I, R(kcnt), TI(pl->tb)));
-			sel_effect(f, sel_op(f, SEL_DMA_IN, sp, tile_addr(c, R(brow), g->dk, kv, g->nk, 1),
-					     tile_extent(c, kv[g->nk - 1], g->k_ext, n)));
+			sel_effect(f, sel_op(f, SEL_DMA_IN, sp, src, nrows));
+			tile_mmas(c, pl, bm, Kc, panel, prev, kcnt, acc);
 			sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(1)));
 			for (int i = g->nk - 1; i >= 0; i--)
 				loop_end(c);
 			int skip = sel_new_label(f);
 			sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), skip);
-			tile_compute(c, g, pl, p0, bm, Kc, ch == 0, panel, yin, prev, ocur, yprev, cprev, acc);
+			tile_out(c, g, pl, p0, bm, ocur, yprev, cprev, acc);
 			sel_assign(f, ocur, TOP(SEL_SUB_I, TI(o0 + o1), R(ocur)));
 			sel_label(f, skip);
 			sel_assign(f, yprev, tile_addr(c, R(g->base[2]), g->dj, jv, g->nj, 2));
@@ -2121,7 +2178,12 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			sel_assign(f, jn, TOP(SEL_ADD_I, R(jn), TI(1)));
 			for (int i = g->nj - 1; i >= 0; i--)
 				loop_end(c);
-			tile_compute(c, g, pl, p0, bm, Kc, ch == 0, panel, yin, prev, ocur, yprev, cprev, acc);
+			/* the last j */
+			tile_init(c, g, pl, p0, bm, ch == 0, yin, -1, yprev, cprev, acc);
+			int kk = loop_begin(c, 0, Kc, 1);
+			tile_mmas(c, pl, bm, Kc, panel, prev, kk, acc);
+			loop_end(c);
+			tile_out(c, g, pl, p0, bm, ocur, yprev, cprev, acc);
 			/* (a later chunk reads Y back: its DMA must have landed) */
 			sel_effect(f, sel_op(f, SEL_FENCE, NULL, NULL, NULL));
 		}
@@ -2249,7 +2311,7 @@ static bool cg_tile_conv(CG *c, const Node *n)
 	int nn = (int)tparam(c->t, "array_rows", 0);
 	if (nn <= 0 || N <= 0 || M <= 0 || C <= 0 || P <= 0)
 		return false;
-	int64_t hp = w.in[0] + w.pb[0] + w.pe[0], wp = w.in[1] + w.pb[1] + w.pe[1];
+	int64_t hp = w.in[0], wp = w.in[1]; /* (read in place: the DMA pads) */
 	TileGemm g = {0};
 	g.m_ext = M;
 	g.n_ext = WO;
@@ -2278,10 +2340,9 @@ static bool cg_tile_conv(CG *c, const Node *n)
 					((float *)rt->data)[((m * KH + i) * KW + j) * C + ch] =
 						((const float *)src->data)[((m * C + ch) * KH + i) * KW + j];
 	const char *wsym = add_data(c->p, rt);
-	int64_t zero[3] = {0, 0, 0}, psize[3];
-	int xp = padded(c, x, &w, zero, 0.0, psize);
+	g.cv = (TileConv){true, C, w.in[0], w.in[1], w.pb[0], w.pb[1], w.stride[0], w.dil[0], w.dil[1]};
 	g.base[0] = tile_keep(c, sel_sym(f, wsym));
-	g.base[1] = tile_keep(c, R(base_of(c, xp)));
+	g.base[1] = tile_keep(c, R(base_of(c, x->id)));
 	g.base[2] = tile_keep(c, R(base_of(c, y->id)));
 	cg_tile_gemm(c, &g, &pl);
 	if (b) {

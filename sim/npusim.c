@@ -70,7 +70,8 @@ static const IsaEntry isa[] = {
 	{"vmask", I_VMASK, "ka", F_W0, 0},     {"vcmplt", I_VCMPLT, "kvv", F_W0, 0},
 	{"vcmple", I_VCMPLE, "kvv", F_W0, 0},  {"vsel", I_VSEL, "vkvv", F_W0, 0},
 	{"vredsum", I_VREDSUM, "sv", F_W0, 0}, {"vredmax", I_VREDMAX, "sv", F_W0, 0},
-	{"dmacfg", I_DMACFG, "aa", 0, 0},      {"mvin", I_MVIN, "mma", 0, ENG_DMA},
+	{"dmacfg", I_DMACFG, "aa", 0, 0},      {"dmacfg", I_DMACFG, "aaa", 0, 0},
+	{"mvin", I_MVIN, "mma", 0, ENG_DMA},
 	{"mvout", I_MVOUT, "mma", 0, ENG_DMA}, {"tzero", I_TZERO, "t", 0, ENG_ACC},
 	{"tload", I_TLOAD, "tm", 0, ENG_ACC},  {"tstore", I_TSTORE, "mt", 0, ENG_ACC},
 	{"tstore.relu", I_TSTORER, "mt", 0, ENG_ACC}, {"tadd", I_TADD, "tt", 0, ENG_ACC},
@@ -1034,6 +1035,7 @@ typedef struct {
 	int64_t *heap;               /* start times of commands not yet started */
 	int nheap;
 	int64_t row_bytes, stride;   /* dmacfg */
+	int64_t skip;                /* dmacfg: zero bytes before each scratchpad row's data */
 } Run;
 
 static void rt_error(Run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1496,11 +1498,17 @@ static int execute(Run *r, int pc)
 		break;
 	}
 	case I_DMACFG: {
-		int64_t rb = A[d0], str = A[x];
+		int64_t rb = A[d0], str = A[x], sk = in->nops > 2 ? A[o[2].reg] : 0;
 		if (rb < 1 || rb > (int64_t)n * 4 || rb % 4 != 0) {
 			rt_error(r, "dmacfg: row length %" PRId64 " bytes: need a multiple of 4 in 4..%d", rb, n * 4);
 			break;
 		}
+		if (sk < 0 || sk % 4 != 0 || sk + rb > (int64_t)n * 4) {
+			rt_error(r, "dmacfg: %" PRId64 " bytes skipped before rows of %" PRId64 ": need a multiple of 4, and at most %d in all",
+				 sk, rb, n * 4);
+			break;
+		}
+		r->skip = sk;
 		if (str < 0) {
 			rt_error(r, "dmacfg: negative row stride %" PRId64, str);
 			break;
@@ -1530,10 +1538,11 @@ static int execute(Run *r, int pc)
 			if (!(m = mem(r, dram + (uint64_t)i * (uint64_t)r->stride, (uint64_t)r->row_bytes, !into)))
 				break;
 			if (into) {
-				memcpy(rowp, m, (size_t)r->row_bytes);
-				memset(rowp + r->row_bytes, 0, (size_t)(n * 4 - r->row_bytes));
+				memset(rowp, 0, (size_t)r->skip);
+				memcpy(rowp + r->skip, m, (size_t)r->row_bytes);
+				memset(rowp + r->skip + r->row_bytes, 0, (size_t)(n * 4 - r->skip - r->row_bytes));
 			} else {
-				memcpy(m, rowp, (size_t)r->row_bytes);
+				memcpy(m, rowp + r->skip, (size_t)r->row_bytes);
 			}
 		}
 		break;
@@ -1716,6 +1725,7 @@ bool npusim_run(NpuSim *s, const char *entry, int nbufs, void *const *bufs, cons
 	r->heap = xcalloc((size_t)s->queue + 1, sizeof *r->heap);
 	r->resident = -1;
 	r->row_bytes = r->stride = (int64_t)s->n * 4;
+	r->skip = 0;
 	r->a[0] = (int64_t)s->regions[args_region].base;
 	/* the stack and frame pointers: the abi's names */
 	const char *spn = s->t->abi.stack_pointer, *fpn = s->t->abi.frame_pointer;
