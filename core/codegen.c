@@ -2123,49 +2123,61 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			int jcols = tile_keep(c, tile_extent(c, jv[g->nj - 1], g->n_ext, n));
 			int brow = tile_keep(c, tile_addr(c, R(g->base[1]), g->dj, jv, g->nj, 1));
 			/* software pipelined: the k-row of j streams in while the array
-			 * works on j - 1 (on the first j, on nothing useful) */
+			 * works on j - 1 */
 			tile_init(c, g, pl, p0, bm, ch == 0, yin, jn, yprev, cprev, acc);
-			sel_assign(f, kcnt, TI(0));
-			BursNode *src, *nrows;
-			if (g->cv.on) {
-				/* a convolution's B tile: channels ci0.. of input row ih at
-				 * columns iw0.., clipped to the image; the DMA zero-fills
-				 * the padding (rows outside: an empty transfer) */
-				const TileConv *q = &g->cv;
-				kv[0] = loop_begin(c, k0, k1, 1);
-				kv[1] = loop_begin(c, 0, g->dk[1].count, 1);
-				BursNode *ih = TOP(SEL_SUB_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, R(jv[1]), TI(q->sh)), TOP(SEL_MUL_I, R(kv[0]), TI(q->dh))), TI(q->pt));
-				int ihv = tile_keep(c, ih);
-				int iw0 = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, R(jv[2]), TI(n)), TOP(SEL_MUL_I, R(kv[1]), TI(q->dw))), TI(q->pl)));
-				int lo = tile_keep(c, TOP(SEL_MAX_I, R(iw0), TI(0)));
-				int cnt = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_MIN_I, TOP(SEL_ADD_I, R(iw0), R(jcols)), TI(q->W)), R(lo)));
-				BursNode *ok1 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_ADD_I, R(ihv), TI(1)), TI(0)), TI(1));
-				BursNode *ok2 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, TI(q->H), R(ihv)), TI(0)), TI(1));
-				BursNode *ok3 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1));
-				int valid = tile_keep(c, TOP(SEL_MUL_I, TOP(SEL_MUL_I, ok1, ok2), ok3));
-				BursNode *ihc = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(ihv), TI(0)), TI(q->H - 1));
-				BursNode *row = TOP(SEL_ADD_I, R(g->base[1]), TOP(SEL_MUL_I, R(jv[0]), TI(q->C * q->H * q->W * 4)));
-				row = TOP(SEL_ADD_I, row, TOP(SEL_SHL_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, ihc, TI(q->W)), R(lo)), TI(2)));
-				int rowv = tile_keep(c, row);
-				sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * q->W * 4),
-						     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
-				kv[2] = loop_begin(c, 0, g->dk[2].count, 1);
-				src = TOP(SEL_ADD_I, R(rowv), TOP(SEL_MUL_I, R(kv[2]), TI(n * q->H * q->W * 4)));
-				nrows = TOP(SEL_MUL_I, tile_extent(c, kv[2], g->k_ext, n), R(valid));
-			} else {
-				sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
-				kv[0] = loop_begin(c, k0, k1, 1);
-				for (int i = 1; i < g->nk; i++)
-					kv[i] = loop_begin(c, 0, g->dk[i].count, 1);
-				src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
-				nrows = tile_extent(c, kv[g->nk - 1], g->k_ext, n);
+			/* (two versions of the k loop: with the array's work on j - 1,
+			 * and, for the first j, the loads alone) */
+			int first_j = sel_new_label(f), k_done = sel_new_label(f);
+			sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), first_j);
+			for (int pass = 0; pass < 2; pass++) {
+				if (pass == 1)
+					sel_label(f, first_j);
+				sel_assign(f, kcnt, TI(0));
+				BursNode *src, *nrows;
+				if (g->cv.on) {
+					/* a convolution's B tile: channels ci0.. of input row ih at
+					 * columns iw0.., clipped to the image; the DMA zero-fills
+					 * the padding (rows outside: an empty transfer) */
+					const TileConv *q = &g->cv;
+					kv[0] = loop_begin(c, k0, k1, 1);
+					kv[1] = loop_begin(c, 0, g->dk[1].count, 1);
+					BursNode *ih = TOP(SEL_SUB_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, R(jv[1]), TI(q->sh)), TOP(SEL_MUL_I, R(kv[0]), TI(q->dh))), TI(q->pt));
+					int ihv = tile_keep(c, ih);
+					int iw0 = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, R(jv[2]), TI(n)), TOP(SEL_MUL_I, R(kv[1]), TI(q->dw))), TI(q->pl)));
+					int lo = tile_keep(c, TOP(SEL_MAX_I, R(iw0), TI(0)));
+					int cnt = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_MIN_I, TOP(SEL_ADD_I, R(iw0), R(jcols)), TI(q->W)), R(lo)));
+					BursNode *ok1 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_ADD_I, R(ihv), TI(1)), TI(0)), TI(1));
+					BursNode *ok2 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, TI(q->H), R(ihv)), TI(0)), TI(1));
+					BursNode *ok3 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1));
+					int valid = tile_keep(c, TOP(SEL_MUL_I, TOP(SEL_MUL_I, ok1, ok2), ok3));
+					BursNode *ihc = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(ihv), TI(0)), TI(q->H - 1));
+					BursNode *row = TOP(SEL_ADD_I, R(g->base[1]), TOP(SEL_MUL_I, R(jv[0]), TI(q->C * q->H * q->W * 4)));
+					row = TOP(SEL_ADD_I, row, TOP(SEL_SHL_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, ihc, TI(q->W)), R(lo)), TI(2)));
+					int rowv = tile_keep(c, row);
+					sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * q->W * 4),
+							     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
+					kv[2] = loop_begin(c, 0, g->dk[2].count, 1);
+					src = TOP(SEL_ADD_I, R(rowv), TOP(SEL_MUL_I, R(kv[2]), TI(n * q->H * q->W * 4)));
+					nrows = TOP(SEL_MUL_I, tile_extent(c, kv[2], g->k_ext, n), R(valid));
+				} else {
+					sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
+					kv[0] = loop_begin(c, k0, k1, 1);
+					for (int i = 1; i < g->nk; i++)
+						kv[i] = loop_begin(c, 0, g->dk[i].count, 1);
+					src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
+					nrows = tile_extent(c, kv[g->nk - 1], g->k_ext, n);
+				}
+				BursNode *sp = TOP(SEL_ADD_I, R(cur), TOP(SEL_MUL_I, R(kcnt), TI(pl->tb)));
+				sel_effect(f, sel_op(f, SEL_DMA_IN, sp, src, nrows));
+				if (pass == 0)
+					tile_mmas(c, pl, bm, Kc, panel, prev, kcnt, acc);
+				sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(1)));
+				for (int i = g->nk - 1; i >= 0; i--)
+					loop_end(c);
+				if (pass == 0)
+					sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), k_done);
 			}
-			BursNode *sp = TOP(SEL_ADD_I, R(cur), TOP(SEL_MUL_I, R(kcnt), TI(pl->tb)));
-			sel_effect(f, sel_op(f, SEL_DMA_IN, sp, src, nrows));
-			tile_mmas(c, pl, bm, Kc, panel, prev, kcnt, acc);
-			sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(1)));
-			for (int i = g->nk - 1; i >= 0; i--)
-				loop_end(c);
+			sel_label(f, k_done);
 			int skip = sel_new_label(f);
 			sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), skip);
 			tile_out(c, g, pl, p0, bm, ocur, yprev, cprev, acc);

@@ -80,5 +80,60 @@ st=$?
 grep -q "an index out of range" "$tmp/out" && ok || { bad "out-of-range index: no message"; cat "$tmp/out"; }
 [ -e "$tmp/oob.npy" ] && bad "out-of-range index: an output was written" || ok
 
+# ---- npu-systolic: the NPU part in the simulator, the fallback on the host ----
+for m in "$SRCDIR"/tests/backend/*.ir "$SRCDIR"/examples/*.ir; do
+	name=$(basename "$m" .ir)
+	if "$GDCC" run "$m" -t npu-systolic --check --seed 7 --report="$tmp/$name.npu.json" >"$tmp/out" 2>&1; then ok; else
+		bad "$name: npu-systolic run --check"; cat "$tmp/out"; fi
+	case $name in resnet_block|bert_layer) continue ;; esac
+	if GDCC_MAX_REGS=4 "$GDCC" run "$m" -t npu-systolic --check --seed 8 >"$tmp/out" 2>&1; then ok; else
+		bad "$name: npu-systolic with 4 registers"; cat "$tmp/out"; fi
+done
+# the reports say where every node ran, and why; the simulator's figures
+if /usr/bin/python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+def rep(n): return json.load(open("%s/%s.npu.json" % (d, n)))
+r = rep("mlp")
+pl = r["placement"]
+assert pl["device"] == "npu-systolic" and pl["host"] == "x86-avx2"
+where = {n["name"]: (n["runs_on"], n["reason"]) for n in pl["nodes"]}
+assert where["h1"] == ("npu-systolic", "native") and where["a2"][0] == "npu-systolic", where
+assert where["probs"][0] == "x86-avx2" and "exp" in where["probs"][1], where["probs"]
+assert [s["runs_on"] for s in pl["segments"]] == ["npu-systolic", "x86-avx2"]
+xf = {(t["value"], t["from"], t["to"]): t["bytes"] for t in pl["transfers"]}
+assert xf[("x", "x86-avx2", "npu-systolic")] == 64 * 784 * 4 and xf[("logits", "npu-systolic", "x86-avx2")] == 64 * 10 * 4, xf
+assert len(r["segments"]) == 2 and r["segments"][0]["target"] == "npu-systolic" and r["segments"][1]["target"] == "x86-avx2"
+s = r["simulator"][0]
+assert s["schema"] == "gdcc.npusim" and s["cycles"] > 0 and s["macs"] == 64 * (784 * 512 + 512 * 512 + 512 * 16), s["macs"]  # (edge tiles padded: N 10 -> 16)
+assert 0 < s["pe_utilization"] <= 1
+r = rep("resnet_block")
+assert {n["runs_on"] for n in r["placement"]["nodes"]} == {"npu-systolic"}  # batchnorm folded: constants
+r = rep("bert_layer")
+ops = {n["op"]: n["runs_on"] for n in r["placement"]["nodes"]}
+assert ops["matmul"] == "npu-systolic" and ops["softmax"] == "x86-avx2" and ops["layernorm"] == "x86-avx2", ops
+PY
+then ok; else bad "npu-systolic report: placement and simulator figures"; fi
+# -S: the device part, the host part, the manifest; --emit=placement
+rm -f "$tmp/n.s" "$tmp/n.host.s" "$tmp/n.s.json"
+if "$GDCC" -S -t npu-systolic "$SRCDIR/examples/mlp.ir" -o "$tmp/n.s" 2>"$tmp/err" && grep -q '^gdcc_seg0:' "$tmp/n.s" &&
+	grep -q 'mma t' "$tmp/n.s" && grep -q '^gdcc_seg1:' "$tmp/n.host.s" && cc -c -o "$tmp/n.host.o" "$tmp/n.host.s" 2>>"$tmp/err" &&
+	grep -q '"runs_on": "x86-avx2"' "$tmp/n.s.json"; then ok; else bad "npu-systolic -S: device part, host part, manifest"; cat "$tmp/err"; fi
+"$GDCC" --emit=placement -t npu-systolic "$SRCDIR/examples/mlp.ir" >"$tmp/pl" 2>&1
+grep -q '^transfer logits: npu-systolic -> x86-avx2, 2560 bytes$' "$tmp/pl" && grep -q '^segment 1 on x86-avx2 (host):$' "$tmp/pl" &&
+	grep -q 'probs  *softmax  *softmax needs exp' "$tmp/pl" && ok || { bad "--emit=placement"; cat "$tmp/pl"; }
+# other array sizes and dataflows: the same code generator, the same simulator
+for p in "array_rows=32 --param array_cols=32" "dataflow=output_stationary"; do
+	# shellcheck disable=SC2086
+	if "$GDCC" run "$SRCDIR/tests/backend/matmul_gemm.ir" -t npu-systolic --param $p --check --seed 9 >"$tmp/out" 2>&1; then ok; else
+		bad "npu-systolic --param $p"; cat "$tmp/out"; fi
+done
+"$GDCC" -S -t npu-systolic --param nosuch=1 "$SRCDIR/examples/mlp.ir" -o "$tmp/bad.s" >"$tmp/out" 2>&1
+st=$?
+[ $st -eq 2 ] && grep -q "nosuch" "$tmp/out" && [ ! -e "$tmp/bad.s" ] && ok || { bad "--param unknown: exit $st"; cat "$tmp/out"; }
+"$GDCC" -S -t npu-systolic --host nosuch "$SRCDIR/examples/mlp.ir" -o "$tmp/bad.s" >"$tmp/out" 2>&1
+st=$?
+[ $st -ne 0 ] && grep -q "host target 'nosuch'" "$tmp/out" && [ ! -e "$tmp/bad.s" ] && ok || { bad "--host unknown: exit $st"; cat "$tmp/out"; }
+
 echo "backend: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
