@@ -1925,6 +1925,7 @@ typedef struct {
 	int n, slots, banks;
 	int64_t spt, tb, rb;   /* tiles in the scratchpad, bytes per tile, per row */
 	double bw, lat;
+	bool os;               /* output-stationary dataflow (else weight-stationary) */
 	int bm;                /* accumulator tiles per panel */
 	int64_t kc;            /* outer k indices per chunk */
 	double est;            /* estimated cycles */
@@ -1958,16 +1959,20 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 		slots += !rc->reserved[r];
 	pl->n = n;
 	pl->slots = slots;
+	const ParamInfo *df = target_param(t, "dataflow");
+	pl->os = df && df->str && strcmp(df->str, "output_stationary") == 0;
 	pl->banks = (int)tparam(t, "scratchpad_banks", 1);
 	pl->rb = (int64_t)n * 4;
 	pl->tb = pl->rb * n;
 	pl->spt = (int64_t)tparam(t, "scratchpad_bytes", 0) / pl->tb;
 	pl->bw = tparam(t, "dma_bytes_per_cycle", 1);
 	pl->lat = tparam(t, "dma_latency_cycles", 0);
-	int64_t Mt = (g->m_ext + n - 1) / n, Jt = 1, Kin = 1, Kout = g->dk[0].count;
+	/* (k is chunked along its innermost sub-dimension: a chunk is all of
+	 * the outer ones times a range of it) */
+	int64_t Mt = (g->m_ext + n - 1) / n, Jt = 1, Kin = 1, Kout = g->dk[g->nk - 1].count;
 	for (int i = 0; i < g->nj; i++)
 		Jt *= g->dj[i].count;
-	for (int i = 1; i < g->nk; i++)
+	for (int i = 0; i < g->nk - 1; i++)
 		Kin *= g->dk[i].count;
 	if (Mt <= 0 || Jt <= 0 || Kout <= 0 || Kin <= 0)
 		return false;
@@ -1981,6 +1986,8 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			if (panels * chunks > 256)
 				break;
 			double load = (double)(bm * Kc) * tdma, compute = (double)(Jt * Kc * bm * n);
+			if (pl->os) /* each accumulator switch drains the array and refills it */
+				compute += (double)(Jt * bm * (3 * n - 2));
 			double stream = (double)(Jt * (Kc + bm * (chunks > 1 ? 2 : 1))) * tdma;
 			double est = (double)(panels * chunks) * (load + (compute > stream ? compute : stream) + pl->lat + 3.0 * n);
 			if (best < 0 || est < best) {
@@ -2045,11 +2052,12 @@ static void tile_init(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, 
 	sel_label(f, skip);
 }
 
-/* acc[ii] += panel tile (ii, k) x stream tile k, for the k in vreg kk */
-static void tile_mmas(CG *c, const TilePlan *pl, int bm, int64_t Kc, int64_t panel, int buf, int kk, const int *acc)
+/* acc[ii] += panel tile (ii, k) x stream tile k, for the k in vreg kk and
+ * from <= ii < to */
+static void tile_mmas(CG *c, const TilePlan *pl, int from, int to, int64_t Kc, int64_t panel, int buf, int kk, const int *acc)
 {
 	MFunc *f = c->f;
-	for (int ii = 0; ii < bm; ii++) {
+	for (int ii = from; ii < to; ii++) {
 		BursNode *a = TOP(SEL_ADD_I, TI(panel + ii * Kc * pl->tb), TOP(SEL_MUL_I, R(kk), TI(pl->tb)));
 		BursNode *b = TOP(SEL_ADD_I, R(buf), TOP(SEL_MUL_I, R(kk), TI(pl->tb)));
 		sel_assign(f, acc[ii], sel_op(f, SEL_TMMA, R(acc[ii]), a, b));
@@ -2072,12 +2080,20 @@ static void tile_out(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, i
 	}
 }
 
+/* The k loops of one chunk: every outer sub-dimension, the innermost over
+ * [k0, k1); from sub-dimension `from` on (the outer ones already open). */
+static void tile_k_loops(CG *c, const TileGemm *g, int *kv, int from, int64_t k0, int64_t k1)
+{
+	for (int i = from; i < g->nk; i++)
+		kv[i] = i == g->nk - 1 ? loop_begin(c, k0, k1, 1) : loop_begin(c, 0, g->dk[i].count, 1);
+}
+
 static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 {
 	MFunc *f = c->f;
 	int n = pl->n, tcls = target_class_for(c->t, SORT_T);
-	int64_t Mt = (g->m_ext + n - 1) / n, Kin = 1, Kout = g->dk[0].count;
-	for (int i = 1; i < g->nk; i++)
+	int64_t Mt = (g->m_ext + n - 1) / n, Kin = 1, Kout = g->dk[g->nk - 1].count;
+	for (int i = 0; i < g->nk - 1; i++)
 		Kin *= g->dk[i].count;
 	int64_t chunks = (Kout + pl->kc - 1) / pl->kc;
 	if (c->p->loops) {
@@ -2099,9 +2115,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			/* load the panel: A rows of tiles p0..p0+bm, k chunk */
 			int kcnt = tile_keep(c, TI(0));
 			int kv[4];
-			kv[0] = loop_begin(c, k0, k1, 1);
-			for (int i = 1; i < g->nk; i++)
-				kv[i] = loop_begin(c, 0, g->dk[i].count, 1);
+			tile_k_loops(c, g, kv, 0, k0, k1);
 			int kcols = tile_keep(c, tile_extent(c, kv[g->nk - 1], g->k_ext, n));
 			sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(kcols), TI(2)), TI(g->ld[0]), TI(0)));
 			int arow = tile_keep(c, tile_addr(c, R(g->base[0]), g->dk, kv, g->nk, 0));
@@ -2132,14 +2146,22 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			for (int pass = 0; pass < 2; pass++) {
 				if (pass == 1)
 					sel_label(f, first_j);
+				/* output stationary: one accumulator at a time through the
+				 * whole k row (each switch drains and refills the array);
+				 * weight stationary: all of them at each k */
+				int nsub = pass == 0 && pl->os ? bm : 1;
+				for (int sub = 0; sub < nsub; sub++) {
+				bool loads = sub == 0;
 				sel_assign(f, kcnt, TI(0));
-				BursNode *src, *nrows;
-				if (g->cv.on) {
+				BursNode *src = NULL, *nrows = NULL;
+				if (!loads) {
+					tile_k_loops(c, g, kv, 0, k0, k1);
+				} else if (g->cv.on) {
 					/* a convolution's B tile: channels ci0.. of input row ih at
 					 * columns iw0.., clipped to the image; the DMA zero-fills
 					 * the padding (rows outside: an empty transfer) */
 					const TileConv *q = &g->cv;
-					kv[0] = loop_begin(c, k0, k1, 1);
+					kv[0] = loop_begin(c, 0, g->dk[0].count, 1);
 					kv[1] = loop_begin(c, 0, g->dk[1].count, 1);
 					BursNode *ih = TOP(SEL_SUB_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, R(jv[1]), TI(q->sh)), TOP(SEL_MUL_I, R(kv[0]), TI(q->dh))), TI(q->pt));
 					int ihv = tile_keep(c, ih);
@@ -2156,24 +2178,25 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					int rowv = tile_keep(c, row);
 					sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * q->W * 4),
 							     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
-					kv[2] = loop_begin(c, 0, g->dk[2].count, 1);
+					kv[2] = loop_begin(c, k0, k1, 1);
 					src = TOP(SEL_ADD_I, R(rowv), TOP(SEL_MUL_I, R(kv[2]), TI(n * q->H * q->W * 4)));
 					nrows = TOP(SEL_MUL_I, tile_extent(c, kv[2], g->k_ext, n), R(valid));
 				} else {
 					sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
-					kv[0] = loop_begin(c, k0, k1, 1);
-					for (int i = 1; i < g->nk; i++)
-						kv[i] = loop_begin(c, 0, g->dk[i].count, 1);
+					tile_k_loops(c, g, kv, 0, k0, k1);
 					src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
 					nrows = tile_extent(c, kv[g->nk - 1], g->k_ext, n);
 				}
-				BursNode *sp = TOP(SEL_ADD_I, R(cur), TOP(SEL_MUL_I, R(kcnt), TI(pl->tb)));
-				sel_effect(f, sel_op(f, SEL_DMA_IN, sp, src, nrows));
+				if (loads) {
+					BursNode *sp = TOP(SEL_ADD_I, R(cur), TOP(SEL_MUL_I, R(kcnt), TI(pl->tb)));
+					sel_effect(f, sel_op(f, SEL_DMA_IN, sp, src, nrows));
+				}
 				if (pass == 0)
-					tile_mmas(c, pl, bm, Kc, panel, prev, kcnt, acc);
+					tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kcnt, acc);
 				sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(1)));
 				for (int i = g->nk - 1; i >= 0; i--)
 					loop_end(c);
+				}
 				if (pass == 0)
 					sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), k_done);
 			}
@@ -2192,9 +2215,11 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				loop_end(c);
 			/* the last j */
 			tile_init(c, g, pl, p0, bm, ch == 0, yin, -1, yprev, cprev, acc);
-			int kk = loop_begin(c, 0, Kc, 1);
-			tile_mmas(c, pl, bm, Kc, panel, prev, kk, acc);
-			loop_end(c);
+			for (int sub = 0; sub < (pl->os ? bm : 1); sub++) {
+				int kk = loop_begin(c, 0, Kc, 1);
+				tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
+				loop_end(c);
+			}
 			tile_out(c, g, pl, p0, bm, ocur, yprev, cprev, acc);
 			/* (a later chunk reads Y back: its DMA must have landed) */
 			sel_effect(f, sel_op(f, SEL_FENCE, NULL, NULL, NULL));
