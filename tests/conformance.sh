@@ -15,6 +15,7 @@
 #   CONFORMANCE_KEEP    set: keep the generated cases and their outputs (the folder is printed)
 #   CONFORMANCE_PER_OP  set: also print a per-op count before the summary
 #   CONFORMANCE_TIMEOUT seconds one case may take (default 60)
+#   CONFORMANCE_ARGS    more options for `gdcc run` (e.g. --param array_rows=32)
 #
 # Exit status: 0 no case failed, 1 a case failed (an unsupported case is not a
 # failure, and is never counted as passed), 77 skipped (no python3), 99 a setup error.
@@ -74,10 +75,11 @@ cd "$1" || exit 1
 n=$2
 args=$(cat "$n.args")
 # shellcheck disable=SC2086
-$TIMEOUT "$GDCC" run "$n.ir" -t "$TARGET" $VLENARG --check --report="$n.report.json" $args >"$n.out" 2>"$n.err" </dev/null
+$TIMEOUT "$GDCC" run "$n.ir" -t "$TARGET" $VLENARG $EXTRAARGS --check --report="$n.report.json" $args >"$n.out" 2>"$n.err" </dev/null
 echo $? >"$n.rc"
 EOF
-export GDCC TARGET TIMEOUT VLENARG
+EXTRAARGS=${CONFORMANCE_ARGS:-}
+export GDCC TARGET TIMEOUT VLENARG EXTRAARGS
 
 sed -n 's/^{"case": "\([^"]*\)".*/\1/p' "$dir/cases.jsonl" >"$dir/names"
 if [ -n "${CONFORMANCE_CASES:-}" ]; then

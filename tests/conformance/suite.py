@@ -781,6 +781,8 @@ def cmd_collect(d, evidence, version, target):
                 "max_abs_error": mabs, "max_rel_error": mrel, "tolerance": tol, "reason": reason,
                 "gdcc_version": version, "seed": c["seed"],
             }
+            if os.environ.get("CONFORMANCE_ARGS"):
+                rec["options"] = os.environ["CONFORMANCE_ARGS"]
             if os.environ.get("CONFORMANCE_VLEN"):
                 rec["vlen"] = int(os.environ["CONFORMANCE_VLEN"])
             if c["ranges"]:
