@@ -136,8 +136,8 @@ Placement *place_graph(const Graph *g, const Target *t, const Target *host, Diag
 			if (!host) {
 				char ty[160];
 				type_str(n->nin ? &n->in[0]->type : &n->out[0]->type, ty, sizeof ty);
-				diag_error(d, n->loc, "%s %s cannot run on %s (%s) and %s names no host target to run it", op_info[n->op].name,
-					   ty, t->name, e->reason, t->name);
+				diag_error(d, n->loc, "%s %s is unsupported on %s (%s) and %s names no host target to run it",
+					   op_info[n->op].name, ty, t->name, e->reason, t->name);
 				ok = false;
 				continue;
 			}
@@ -145,7 +145,7 @@ Placement *place_graph(const Graph *g, const Target *t, const Target *host, Diag
 			if (!he || he->action == LEGAL_UNSUPPORTED || he->action == LEGAL_FALLBACK) {
 				char ty[160];
 				type_str(n->nin ? &n->in[0]->type : &n->out[0]->type, ty, sizeof ty);
-				diag_error(d, n->loc, "%s %s runs neither on %s (%s) nor on its host %s (%s)", op_info[n->op].name, ty,
+				diag_error(d, n->loc, "%s %s is unsupported on %s (%s) and on its host %s (%s)", op_info[n->op].name, ty,
 					   t->name, e->reason, host->name, he && he->reason ? he->reason : "no legality row");
 				ok = false;
 				continue;

@@ -7,8 +7,8 @@
 #
 #   ONNX_CASES    a file listing cases (folder/name), or "all" for every case of
 #                 the four folders (default: tests/onnx/tier1.txt, the Tier-1 cases)
-#   ONNX_TARGETS  default: "reference x86-avx2 riscv-rvv" (riscv-rvv at VLEN 256,
-#                 skipped without qemu); npu-systolic when it can run
+#   ONNX_TARGETS  default: "reference x86-avx2 riscv-rvv npu-systolic" (riscv-rvv at VLEN 256,
+#                 skipped without qemu; npu-systolic: the simulator and the host)
 #   ONNX_RESULTS  the JSON Lines results (default tests/onnx-results.jsonl)
 #   JOBS          cases at a time (default 2)
 #
@@ -25,7 +25,7 @@ if [ ! -d "$DATA" ]; then
 	exit 77
 fi
 case $GDCC in /*) ;; *) GDCC=$(pwd)/$GDCC ;; esac
-targets=${ONNX_TARGETS:-"reference x86-avx2 riscv-rvv"}
+targets=${ONNX_TARGETS:-"reference x86-avx2 riscv-rvv npu-systolic"}
 if ! command -v qemu-riscv64 >/dev/null 2>&1 || ! command -v riscv64-linux-gnu-gcc >/dev/null 2>&1; then
 	targets=$(echo "$targets" | sed 's/riscv-rvv//')
 	echo "onnx: riscv-rvv not run: no qemu-riscv64 or cross gcc"
