@@ -1909,6 +1909,7 @@ typedef struct {
 typedef struct {
 	bool on;
 	int64_t C, H, W, pt, pl, sh, dh, dw;
+	int64_t sw, Wd;        /* column stride; the input's columns per phase (W / sw, rounded up) */
 } TileConv;
 
 typedef struct {
@@ -2162,31 +2163,47 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					 * the padding (rows outside: an empty transfer) */
 					const TileConv *q = &g->cv;
 					kv[0] = loop_begin(c, 0, g->dk[0].count, 1);
-					kv[1] = loop_begin(c, 0, g->dk[1].count, 1);
 					BursNode *ih = TOP(SEL_SUB_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, R(jv[1]), TI(q->sh)), TOP(SEL_MUL_I, R(kv[0]), TI(q->dh))), TI(q->pt));
 					int ihv = tile_keep(c, ih);
-					int iw0 = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, R(jv[2]), TI(n)), TOP(SEL_MUL_I, R(kv[1]), TI(q->dw))), TI(q->pl)));
-					int lo = tile_keep(c, TOP(SEL_MAX_I, R(iw0), TI(0)));
-					int cnt = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_MIN_I, TOP(SEL_ADD_I, R(iw0), R(jcols)), TI(q->W)), R(lo)));
 					BursNode *ok1 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_ADD_I, R(ihv), TI(1)), TI(0)), TI(1));
 					BursNode *ok2 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, TI(q->H), R(ihv)), TI(0)), TI(1));
-					BursNode *ok3 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1));
-					int valid = tile_keep(c, TOP(SEL_MUL_I, TOP(SEL_MUL_I, ok1, ok2), ok3));
+					int ihok = tile_keep(c, TOP(SEL_MUL_I, ok1, ok2));
 					BursNode *ihc = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(ihv), TI(0)), TI(q->H - 1));
-					BursNode *row = TOP(SEL_ADD_I, R(g->base[1]), TOP(SEL_MUL_I, R(jv[0]), TI(q->C * q->H * q->W * 4)));
-					row = TOP(SEL_ADD_I, row, TOP(SEL_SHL_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, ihc, TI(q->W)), R(lo)), TI(2)));
-					int rowv = tile_keep(c, row);
-					sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * q->W * 4),
-							     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
-					kv[2] = loop_begin(c, k0, k1, 1);
-					src = TOP(SEL_ADD_I, R(rowv), TOP(SEL_MUL_I, R(kv[2]), TI(n * q->H * q->W * 4)));
-					nrows = TOP(SEL_MUL_I, tile_extent(c, kv[2], g->k_ext, n), R(valid));
+					/* the input row: image, clamped row (phase rows of Wd for a column stride) */
+					int rowbase = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(g->base[1]), TOP(SEL_MUL_I, R(jv[0]), TI(q->C * q->H * q->sw * q->Wd * 4))),
+								       TOP(SEL_MUL_I, ihc, TI(q->sw * q->Wd * 4))));
+					/* kernel columns unrolled: input column ow * sw + kw * dw - pl is
+					 * column ow + qq of phase pp (a column stride reads the phases) */
+					for (int64_t kwc = 0; kwc < g->dk[1].count; kwc++) {
+						int64_t off = kwc * q->dw - q->pl, pp = ((off % q->sw) + q->sw) % q->sw, qq = (off - pp) / q->sw;
+						int64_t wv = (q->W - pp + q->sw - 1) / q->sw; /* columns of phase pp */
+						int iw0 = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_MUL_I, R(jv[2]), TI(n)), TI(qq)));
+						int lo = tile_keep(c, TOP(SEL_MAX_I, R(iw0), TI(0)));
+						int cnt = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_MIN_I, TOP(SEL_ADD_I, R(iw0), R(jcols)), TI(wv)), R(lo)));
+						BursNode *ok3 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1));
+						int valid = tile_keep(c, TOP(SEL_MUL_I, R(ihok), ok3));
+						int rowv = tile_keep(c, TOP(SEL_ADD_I, R(rowbase), TOP(SEL_SHL_I, TOP(SEL_ADD_I, R(lo), TI(pp * q->Wd)), TI(2))));
+						sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * q->sw * q->Wd * 4),
+								     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
+						kv[2] = loop_begin(c, k0, k1, 1);
+						BursNode *csrc = TOP(SEL_ADD_I, R(rowv), TOP(SEL_MUL_I, R(kv[2]), TI(n * q->H * q->sw * q->Wd * 4)));
+						BursNode *cn = TOP(SEL_MUL_I, tile_extent(c, kv[2], g->k_ext, n), R(valid));
+						BursNode *csp = TOP(SEL_ADD_I, R(cur), TOP(SEL_MUL_I, R(kcnt), TI(pl->tb)));
+						sel_effect(f, sel_op(f, SEL_DMA_IN, csp, csrc, cn));
+						if (pass == 0)
+							tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, prev, kcnt, acc);
+						sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(1)));
+						loop_end(c);
+					}
+					loop_end(c);
 				} else {
 					sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
 					tile_k_loops(c, g, kv, 0, k0, k1);
 					src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
 					nrows = tile_extent(c, kv[g->nk - 1], g->k_ext, n);
 				}
+				if (loads && g->cv.on)
+					continue; /* (loads and the array's work done above) */
 				if (loads) {
 					BursNode *sp = TOP(SEL_ADD_I, R(cur), TOP(SEL_MUL_I, R(kcnt), TI(pl->tb)));
 					sel_effect(f, sel_op(f, SEL_DMA_IN, sp, src, nrows));
@@ -2337,8 +2354,7 @@ static bool cg_tile_conv(CG *c, const Node *n)
 	const Value *x = n->in[0], *wv = n->in[1], *b = n->nin == 3 ? n->in[2] : NULL, *y = n->out[0];
 	const Shape *xs = &x->type.shape, *ws = &wv->type.shape;
 	ConvWindow w;
-	if (xs->rank != 4 || attr_i(n, "group") != 1 || !conv_window(n, xs, ws->dim + 2, false, &w) || w.ns != 2 ||
-	    w.stride[1] != 1)
+	if (xs->rank != 4 || attr_i(n, "group") != 1 || !conv_window(n, xs, ws->dim + 2, false, &w) || w.ns != 2)
 		return false;
 	const Tensor *src = const_data(c, wv->id);
 	if (!src)
@@ -2377,9 +2393,25 @@ static bool cg_tile_conv(CG *c, const Node *n)
 					((float *)rt->data)[((m * KH + i) * KW + j) * C + ch] =
 						((const float *)src->data)[((m * C + ch) * KH + i) * KW + j];
 	const char *wsym = add_data(c->p, rt);
-	g.cv = (TileConv){true, C, w.in[0], w.in[1], w.pb[0], w.pb[1], w.stride[0], w.dil[0], w.dil[1]};
+	int64_t sw = w.stride[1], Wd = (w.in[1] + sw - 1) / sw;
+	g.cv = (TileConv){true, C, w.in[0], w.in[1], w.pb[0], w.pb[1], w.stride[0], w.dil[0], w.dil[1], sw, Wd};
+	int xin = x->id;
+	if (sw > 1) {
+		/* a column stride: the input split by column phase on the vector
+		 * unit, [N, C, H, sw, Wd], so that each DMA row is contiguous */
+		int64_t H = w.in[0], W = w.in[1];
+		xin = scratch(c, N * C * H * sw * Wd);
+		base_of(c, xin);
+		if (W % sw)
+			cg_fill(c, xin, 0.0, N * C * H * sw * Wd);
+		for (int64_t ph = 0; ph < sw && ph < W; ph++) {
+			Shape cs = {4, {N, C, H, (W - ph + sw - 1) / sw}};
+			int64_t ic[MAX_RANK] = {C * H * W, H * W, W, sw}, oc[MAX_RANK] = {C * H * sw * Wd, H * sw * Wd, sw * Wd, 1};
+			cg_copy(c, x->id, ph, ic, xin, ph * Wd, oc, &cs);
+		}
+	}
 	g.base[0] = tile_keep(c, sel_sym(f, wsym));
-	g.base[1] = tile_keep(c, R(base_of(c, x->id)));
+	g.base[1] = tile_keep(c, R(base_of(c, xin)));
 	g.base[2] = tile_keep(c, R(base_of(c, y->id)));
 	cg_tile_gemm(c, &g, &pl);
 	if (b) {
