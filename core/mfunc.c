@@ -306,3 +306,12 @@ bool mfunc_verify(const MFunc *f, bool allocated, Diag *d)
 	}
 	return true;
 }
+
+void mfunc_push(MFunc *f, const MInst *mi)
+{
+	if (f->ninsts == f->capinsts) {
+		f->capinsts = f->capinsts ? 2 * f->capinsts : 256;
+		f->insts = xrealloc(f->insts, (size_t)f->capinsts * sizeof *f->insts);
+	}
+	f->insts[f->ninsts++] = *mi;
+}

@@ -86,6 +86,8 @@ typedef struct {
 
 MFunc *mfunc_new(const Target *t, const char *name);
 void mfunc_free(MFunc *f);
+/* Append one instruction. */
+void mfunc_push(MFunc *f, const MInst *mi);
 int mfunc_vreg(MFunc *f, int cls);
 /* The register class for values of a sort: the first class of that sort
  * that aliases none (-1: the target has none). */

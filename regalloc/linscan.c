@@ -205,6 +205,11 @@ static int scan(MFunc *f, Interval *iv)
 	sort_iv = iv;
 	qsort(order, (size_t)n, sizeof *order, by_start);
 	int *active = xmalloc((size_t)(f->nvregs + 1) * sizeof *active), nact = 0, spills = 0;
+	/* the vregs fixed to a register (arguments, results), listed once */
+	int *fixed = xmalloc((size_t)(f->nvregs + 1) * sizeof *fixed), nfixed = 0;
+	for (int w = 0; w < f->nvregs; w++)
+		if (f->vregs[w].preg >= 0 && iv[w].start >= 0)
+			fixed[nfixed++] = w;
 	for (int oi = 0; oi < n; oi++) {
 		int v = order[oi];
 		int root = target_root_class(t, f->vregs[v].cls);
@@ -221,10 +226,11 @@ static int scan(MFunc *f, Interval *iv)
 			if (target_root_class(t, f->vregs[active[a]].cls) == root)
 				for (int g = 0; g < f->vregs[active[a]].group && f->vregs[active[a]].phys + g < rc->nregs; g++)
 					busy[f->vregs[active[a]].phys + g] = true;
-		for (int w = 0; w < f->nvregs; w++) /* fixed registers alive here */
-			if (f->vregs[w].preg >= 0 && target_root_class(t, f->vregs[w].cls) == root && iv[w].start >= 0 &&
-			    iv[w].start <= iv[v].end && iv[w].end >= iv[v].start)
+		for (int x = 0; x < nfixed; x++) { /* fixed registers alive here */
+			int w = fixed[x];
+			if (target_root_class(t, f->vregs[w].cls) == root && iv[w].start <= iv[v].end && iv[w].end >= iv[v].start)
 				busy[f->vregs[w].phys] = true;
+		}
 		/* the class's own registers (an aliasing class may have fewer),
 		 * caller-saved first */
 		int pick = -1, usable = 0;
@@ -283,6 +289,7 @@ static int scan(MFunc *f, Interval *iv)
 	}
 	free(order);
 	free(active);
+	free(fixed);
 	return spills;
 }
 
@@ -320,8 +327,16 @@ static bool rewrite_spills(MFunc *f, Diag *d)
 			return false;
 		}
 	}
-	for (int i = 0; i < f->ninsts; i++) {
-		MInst *mi = &f->insts[i];
+	/* the instructions are rebuilt in one pass (inserting into the array
+	 * would move its tail once per spill instruction) */
+	MInst *old = f->insts;
+	int nold = f->ninsts;
+	f->insts = NULL;
+	f->ninsts = f->capinsts = 0;
+	bool ok = true;
+	for (int i = 0; i < nold && ok; i++) {
+		MInst cur = old[i];
+		MInst *mi = &cur;
 		int tmp[64];
 		int nu = uses_of(f, mi, tmp);
 		int def_reload = -1; /* a tied (read and written) spilled register keeps one temporary */
@@ -338,11 +353,10 @@ static bool rewrite_spills(MFunc *f, Diag *d)
 			f->vregs[r].no_spill = true;
 			f->vregs[r].group = f->vregs[v].group;
 			Sort s = t->regclasses[f->vregs[v].cls].sort;
-			int added = isel_insert(f, i, sel_op(f, load_op(s), slot_addr(f, f->vregs[v].slot), NULL, NULL), r, d);
-			if (added < 0)
-				return false;
-			i += added;
-			mi = &f->insts[i];
+			if (isel_insert(f, f->ninsts, sel_op(f, load_op(s), slot_addr(f, f->vregs[v].slot), NULL, NULL), r, d) < 0) {
+				ok = false;
+				break;
+			}
 			if (mi->kind == MI_MOVE && mi->use == v)
 				mi->use = r;
 			if (mi->kind == MI_RULE)
@@ -351,7 +365,9 @@ static bool rewrite_spills(MFunc *f, Diag *d)
 			if (mi->def == v)
 				def_reload = r;
 		}
-		int dv = mi->def;
+		if (!ok)
+			break;
+		int dv = mi->def, store_from = -1;
 		if (dv >= 0 && f->vregs[dv].slot >= 0 && f->vregs[dv].preg < 0) {
 			int r = def_reload;
 			if (r < 0) {
@@ -360,16 +376,20 @@ static bool rewrite_spills(MFunc *f, Diag *d)
 				f->vregs[r].group = f->vregs[dv].group;
 			}
 			mi->def = r;
+			store_from = r;
+		}
+		mfunc_push(f, mi);
+		if (store_from >= 0) {
 			/* a tied use of the same register (two-address) is the new one */
 			Sort s = t->regclasses[f->vregs[dv].cls].sort;
-			int added = isel_insert(f, i + 1,
-						sel_op(f, store_op(s), slot_addr(f, f->vregs[dv].slot), sel_reg(f, r), NULL),
-						-1, d);
-			if (added < 0)
-				return false;
-			i += added;
+			if (isel_insert(f, f->ninsts, sel_op(f, store_op(s), slot_addr(f, f->vregs[dv].slot), sel_reg(f, store_from), NULL),
+					-1, d) < 0)
+				ok = false;
 		}
 	}
+	free(old);
+	if (!ok)
+		return false;
 	return true;
 }
 
