@@ -2006,10 +2006,23 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 #define TI(k) sel_consti(c->f, (k))
 #define TOP(o, a, b) sel_op(c->f, (o), (a), (b), NULL)
 
+/* x * k, a shift when k is a power of two (the control core's multiply
+ * takes 3 cycles, its shift 1) */
+static BursNode *tmul(CG *c, BursNode *x, int64_t k)
+{
+	if (k > 0 && (k & (k - 1)) == 0) {
+		int sh = 0;
+		while ((1LL << sh) < k)
+			sh++;
+		return sh ? TOP(SEL_SHL_I, x, TI(sh)) : x;
+	}
+	return TOP(SEL_MUL_I, x, TI(k));
+}
+
 /* min(n, ext - idx * n): the rows or columns of a possibly partial tile */
 static BursNode *tile_extent(CG *c, int idx, int64_t ext, int n)
 {
-	return TOP(SEL_MIN_I, TI(n), TOP(SEL_SUB_I, TI(ext), TOP(SEL_MUL_I, R(idx), TI(n))));
+	return TOP(SEL_MIN_I, TI(n), TOP(SEL_SUB_I, TI(ext), tmul(c, R(idx), n)));
 }
 
 /* base + sum idx * off[which] */
@@ -2017,7 +2030,7 @@ static BursNode *tile_addr(CG *c, BursNode *base, const TDim *d, const int *vars
 {
 	for (int i = 0; i < nd; i++)
 		if (d[i].off[which])
-			base = TOP(SEL_ADD_I, base, TOP(SEL_MUL_I, R(vars[i]), TI(d[i].off[which])));
+			base = TOP(SEL_ADD_I, base, tmul(c, R(vars[i]), d[i].off[which]));
 	return base;
 }
 
@@ -2053,14 +2066,14 @@ static void tile_init(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, 
 	sel_label(f, skip);
 }
 
-/* acc[ii] += panel tile (ii, k) x stream tile k, for the k in vreg kk and
- * from <= ii < to */
-static void tile_mmas(CG *c, const TilePlan *pl, int from, int to, int64_t Kc, int64_t panel, int buf, int kk, const int *acc)
+/* acc[ii] += panel tile (ii, k) x stream tile k, for from <= ii < to and
+ * the k whose tile offset (k times the tile's bytes) is in vreg kofs */
+static void tile_mmas(CG *c, const TilePlan *pl, int from, int to, int64_t Kc, int64_t panel, int buf, int kofs, const int *acc)
 {
 	MFunc *f = c->f;
 	for (int ii = from; ii < to; ii++) {
-		BursNode *a = TOP(SEL_ADD_I, TI(panel + ii * Kc * pl->tb), TOP(SEL_MUL_I, R(kk), TI(pl->tb)));
-		BursNode *b = TOP(SEL_ADD_I, R(buf), TOP(SEL_MUL_I, R(kk), TI(pl->tb)));
+		BursNode *a = TOP(SEL_ADD_I, TI(panel + ii * Kc * pl->tb), R(kofs));
+		BursNode *b = TOP(SEL_ADD_I, R(buf), R(kofs));
 		sel_assign(f, acc[ii], sel_op(f, SEL_TMMA, R(acc[ii]), a, b));
 	}
 }
@@ -2122,10 +2135,10 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			int arow = tile_keep(c, tile_addr(c, R(g->base[0]), g->dk, kv, g->nk, 0));
 			for (int ii = 0; ii < bm; ii++) {
 				int64_t rows = g->m_ext - (p0 + ii) * n < n ? g->m_ext - (p0 + ii) * n : n;
-				BursNode *sp = TOP(SEL_ADD_I, TI(panel + ii * Kc * pl->tb), TOP(SEL_MUL_I, R(kcnt), TI(pl->tb)));
+				BursNode *sp = TOP(SEL_ADD_I, TI(panel + ii * Kc * pl->tb), R(kcnt));
 				sel_effect(f, sel_op(f, SEL_DMA_IN, sp, TOP(SEL_ADD_I, R(arow), TI((p0 + ii) * g->di.off[0])), TI(rows)));
 			}
-			sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(1)));
+			sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
 			for (int i = g->nk - 1; i >= 0; i--)
 				loop_end(c);
 			/* stream B's k-rows over j, computing on the previous one */
@@ -2163,36 +2176,36 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					 * the padding (rows outside: an empty transfer) */
 					const TileConv *q = &g->cv;
 					kv[0] = loop_begin(c, 0, g->dk[0].count, 1);
-					BursNode *ih = TOP(SEL_SUB_I, TOP(SEL_ADD_I, TOP(SEL_MUL_I, R(jv[1]), TI(q->sh)), TOP(SEL_MUL_I, R(kv[0]), TI(q->dh))), TI(q->pt));
+					BursNode *ih = TOP(SEL_SUB_I, TOP(SEL_ADD_I, tmul(c, R(jv[1]), q->sh), tmul(c, R(kv[0]), q->dh)), TI(q->pt));
 					int ihv = tile_keep(c, ih);
 					BursNode *ok1 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_ADD_I, R(ihv), TI(1)), TI(0)), TI(1));
 					BursNode *ok2 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, TI(q->H), R(ihv)), TI(0)), TI(1));
-					int ihok = tile_keep(c, TOP(SEL_MUL_I, ok1, ok2));
+					int ihok = tile_keep(c, TOP(SEL_MIN_I, ok1, ok2));
 					BursNode *ihc = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(ihv), TI(0)), TI(q->H - 1));
 					/* the input row: image, clamped row (phase rows of Wd for a column stride) */
-					int rowbase = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(g->base[1]), TOP(SEL_MUL_I, R(jv[0]), TI(q->C * q->H * q->sw * q->Wd * 4))),
-								       TOP(SEL_MUL_I, ihc, TI(q->sw * q->Wd * 4))));
+					int rowbase = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(g->base[1]), tmul(c, R(jv[0]), q->C * q->H * q->sw * q->Wd * 4)),
+								       tmul(c, ihc, q->sw * q->Wd * 4)));
 					/* kernel columns unrolled: input column ow * sw + kw * dw - pl is
 					 * column ow + qq of phase pp (a column stride reads the phases) */
 					for (int64_t kwc = 0; kwc < g->dk[1].count; kwc++) {
 						int64_t off = kwc * q->dw - q->pl, pp = ((off % q->sw) + q->sw) % q->sw, qq = (off - pp) / q->sw;
 						int64_t wv = (q->W - pp + q->sw - 1) / q->sw; /* columns of phase pp */
-						int iw0 = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_MUL_I, R(jv[2]), TI(n)), TI(qq)));
+						int iw0 = tile_keep(c, TOP(SEL_ADD_I, tmul(c, R(jv[2]), n), TI(qq)));
 						int lo = tile_keep(c, TOP(SEL_MAX_I, R(iw0), TI(0)));
 						int cnt = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_MIN_I, TOP(SEL_ADD_I, R(iw0), R(jcols)), TI(wv)), R(lo)));
 						BursNode *ok3 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1));
-						int valid = tile_keep(c, TOP(SEL_MUL_I, R(ihok), ok3));
+						int valid = tile_keep(c, TOP(SEL_MIN_I, R(ihok), ok3));
 						int rowv = tile_keep(c, TOP(SEL_ADD_I, R(rowbase), TOP(SEL_SHL_I, TOP(SEL_ADD_I, R(lo), TI(pp * q->Wd)), TI(2))));
 						sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * q->sw * q->Wd * 4),
 								     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
 						kv[2] = loop_begin(c, k0, k1, 1);
-						BursNode *csrc = TOP(SEL_ADD_I, R(rowv), TOP(SEL_MUL_I, R(kv[2]), TI(n * q->H * q->sw * q->Wd * 4)));
-						BursNode *cn = TOP(SEL_MUL_I, tile_extent(c, kv[2], g->k_ext, n), R(valid));
-						BursNode *csp = TOP(SEL_ADD_I, R(cur), TOP(SEL_MUL_I, R(kcnt), TI(pl->tb)));
+						BursNode *csrc = TOP(SEL_ADD_I, R(rowv), tmul(c, R(kv[2]), n * q->H * q->sw * q->Wd * 4));
+						BursNode *cn = TOP(SEL_MIN_I, tile_extent(c, kv[2], g->k_ext, n), tmul(c, R(valid), n));
+						BursNode *csp = TOP(SEL_ADD_I, R(cur), R(kcnt));
 						sel_effect(f, sel_op(f, SEL_DMA_IN, csp, csrc, cn));
 						if (pass == 0)
 							tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, prev, kcnt, acc);
-						sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(1)));
+						sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
 						loop_end(c);
 					}
 					loop_end(c);
@@ -2205,12 +2218,12 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				if (loads && g->cv.on)
 					continue; /* (loads and the array's work done above) */
 				if (loads) {
-					BursNode *sp = TOP(SEL_ADD_I, R(cur), TOP(SEL_MUL_I, R(kcnt), TI(pl->tb)));
+					BursNode *sp = TOP(SEL_ADD_I, R(cur), R(kcnt));
 					sel_effect(f, sel_op(f, SEL_DMA_IN, sp, src, nrows));
 				}
 				if (pass == 0)
 					tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kcnt, acc);
-				sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(1)));
+				sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
 				for (int i = g->nk - 1; i >= 0; i--)
 					loop_end(c);
 				}
@@ -2233,7 +2246,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			/* the last j */
 			tile_init(c, g, pl, p0, bm, ch == 0, yin, -1, yprev, cprev, acc);
 			for (int sub = 0; sub < (pl->os ? bm : 1); sub++) {
-				int kk = loop_begin(c, 0, Kc, 1);
+				int kk = loop_begin(c, 0, Kc * pl->tb, (int)pl->tb);
 				tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
 				loop_end(c);
 			}
