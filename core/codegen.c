@@ -116,6 +116,23 @@ static const Tensor *const_data(CG *c, int value)
 	return NULL;
 }
 
+/* Data laid out anew at compile time for the node reading `value` (a
+ * transposed or reordered constant): it replaces the constant's own data
+ * when nothing else reads that, else it is added beside it. */
+static const char *const_relayout(CG *c, int value, Tensor *t)
+{
+	const Value *v = value < c->p->g->nvalues ? c->p->g->values[value] : NULL;
+	const Buf *b = &c->buf[value];
+	if (v && v->nuses == 1 && !v->is_output && b->kind == BUF_CONST)
+		for (int i = 0; i < c->p->ndata; i++)
+			if (strcmp(c->p->data[i].sym, b->sym) == 0 && tensor_bytes(c->p->data[i].data) == tensor_bytes(t)) {
+				tensor_free(c->p->data[i].data);
+				c->p->data[i].data = t;
+				return c->p->data[i].sym;
+			}
+	return add_data(c->p, t);
+}
+
 /* A scalar f32 in read-only data (the vocabulary has no vector constants). */
 static const char *const_f32(CG *c, double v)
 {
@@ -2265,22 +2282,8 @@ static bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb
 	MFunc *f = c->f;
 	if (m->a_k != 1 || m->M <= 0 || m->N <= 0 || m->K <= 0)
 		return false;
-	const char *bsym = NULL;
-	if (tb) {
-		/* B^T: a constant is transposed now; anything else stays on the vector unit */
-		const Buf *bb = &c->buf[m->B->id];
-		if (bb->kind != BUF_CONST || batch->rank)
-			return false;
-		const Tensor *src = const_data(c, m->B->id);
-		if (!src)
-			return false;
-		Shape ts = {2, {m->K, m->N}};
-		Tensor *tt = tensor_new(DT_F32, &ts);
-		for (int64_t k = 0; k < m->K; k++)
-			for (int64_t j = 0; j < m->N; j++)
-				((float *)tt->data)[k * m->N + j] = ((const float *)src->data)[j * m->K + k];
-		bsym = add_data(c->p, tt);
-	}
+	if (tb && (c->buf[m->B->id].kind != BUF_CONST || batch->rank || !const_data(c, m->B->id)))
+		return false; /* (B^T: a constant is transposed at compile time; anything else stays on the vector unit) */
 	int64_t lda = m->a_m * 4, ldb = (tb ? m->N : m->b_k) * 4, ldy = (b1 ? 1 : m->N) * 4;
 	TileGemm g = {0};
 	g.m_ext = m->M;
@@ -2300,6 +2303,22 @@ static bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb
 	g.dk[0] = (TDim){(m->K + n - 1) / n, {n * 4, n * ldb, 0}};
 	if (!tile_plan(c, &g, &pl))
 		return false;
+	const char *bsym = NULL;
+	if (tb) {
+		/* B^T, transposed now (the plan holds: nothing reads the old layout) */
+		const Buf *bb = &c->buf[m->B->id];
+		if (bb->kind != BUF_CONST || batch->rank)
+			return false;
+		const Tensor *src = const_data(c, m->B->id);
+		if (!src)
+			return false;
+		Shape ts = {2, {m->K, m->N}};
+		Tensor *tt = tensor_new(DT_F32, &ts);
+		for (int64_t k = 0; k < m->K; k++)
+			for (int64_t j = 0; j < m->N; j++)
+				((float *)tt->data)[k * m->N + j] = ((const float *)src->data)[j * m->K + k];
+		bsym = const_relayout(c, m->B->id, tt);
+	}
 	int bv[MAX_RANK];
 	for (int i = 0; i < batch->rank; i++)
 		bv[i] = loop_begin(c, 0, batch->dim[i], 1);
@@ -2405,7 +2424,7 @@ static bool cg_tile_conv(CG *c, const Node *n)
 				for (int64_t j = 0; j < KW; j++)
 					((float *)rt->data)[((m * KH + i) * KW + j) * C + ch] =
 						((const float *)src->data)[((m * C + ch) * KH + i) * KW + j];
-	const char *wsym = add_data(c->p, rt);
+	const char *wsym = const_relayout(c, wv->id, rt);
 	int64_t sw = w.stride[1], Wd = (w.in[1] + sw - 1) / sw;
 	g.cv = (TileConv){true, C, w.in[0], w.in[1], w.pb[0], w.pb[1], w.stride[0], w.dil[0], w.dil[1], sw, Wd};
 	int xin = x->id;
