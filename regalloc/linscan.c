@@ -141,11 +141,15 @@ static void intervals(const MFunc *f, Interval *iv)
 			iv[v].end = (p);                     \
 	} while (0)
 	for (int k = 0; k < nb; k++) {
-		for (int v = 0; v < f->nvregs; v++) {
-			if (in[k * words + v / 64] >> (v % 64) & 1)
+		for (size_t w = 0; w < words; w++) { /* (the set bits only) */
+			for (uint64_t x = in[k * words + w]; x; x &= x - 1) {
+				int v = (int)(w * 64) + __builtin_ctzll(x);
 				TOUCH(v, 2 * b[k].first);
-			if (out[k * words + v / 64] >> (v % 64) & 1)
+			}
+			for (uint64_t x = out[k * words + w]; x; x &= x - 1) {
+				int v = (int)(w * 64) + __builtin_ctzll(x);
 				TOUCH(v, 2 * b[k].last + 1);
+			}
 		}
 		for (int i = b[k].first; i <= b[k].last; i++) {
 			int nu = uses_of(f, &f->insts[i], tmp);
