@@ -68,6 +68,7 @@ typedef struct {
 	int *base;       /* per value: its base address vreg in this kernel, -1 */
 	const Node *node;
 	bool int_mode;   /* the kernel being built works on i64 elements */
+	bool *fused;     /* per node: lowered as part of an earlier node's kernel */
 	bool ok;
 } CG;
 
@@ -685,7 +686,29 @@ static void cg_elementwise(CG *c, const Node *n)
 		else
 			broadcast_strides(&n->in[i]->type.shape, &s, istr[i]);
 	}
-	/* collapse nothing; loop over every dim but the last */
+	/* merge adjacent dims that the result and every operand walk
+	 * contiguously (or that an operand broadcasts along both): a
+	 * same-shape elementwise op is one flat loop, with no remainder per row */
+	for (int d = r - 2; d >= 0; d--) {
+		bool merge = ostr[d] == ostr[d + 1] * s.dim[d + 1];
+		for (int i = 0; i < nin; i++)
+			merge &= istr[i][d] == istr[i][d + 1] * s.dim[d + 1];
+		if (!merge)
+			continue;
+		s.dim[d] *= s.dim[d + 1];
+		ostr[d] = ostr[d + 1];
+		for (int i = 0; i < nin; i++)
+			istr[i][d] = istr[i][d + 1];
+		for (int e = d + 1; e + 1 < r; e++) {
+			s.dim[e] = s.dim[e + 1];
+			ostr[e] = ostr[e + 1];
+			for (int i = 0; i < nin; i++)
+				istr[i][e] = istr[i][e + 1];
+		}
+		r--;
+		s.rank = r;
+	}
+	/* loop over every dim but the last */
 	int vars[MAX_RANK];
 	for (int d = 0; d < r - 1; d++)
 		vars[d] = loop_begin(c, 0, s.dim[d], 1);
@@ -2376,6 +2399,19 @@ static bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb
 	return true;
 }
 
+/* The one node that reads v, if v is not a model output and only it does. */
+static const Node *sole_user(CG *c, const Value *v)
+{
+	if (v->nuses != 1 || v->is_output)
+		return NULL;
+	const Graph *g = c->p->g;
+	for (int i = 0; i < g->nnodes; i++)
+		for (int k = 0; k < g->nodes[i]->nin; k++)
+			if (g->nodes[i]->in[k] == v)
+				return g->nodes[i];
+	return NULL;
+}
+
 /* 2-D convolution (one group, unit column stride, constant weights) as a
  * GEMM whose B tiles the DMA gathers from the (padded) input: the weights
  * are reordered at compile time to [M, kh, kw, C], so that a k tile is 16
@@ -2416,6 +2452,30 @@ static bool cg_tile_conv(CG *c, const Node *n)
 	TilePlan pl;
 	if (!tile_plan(c, &g, &pl))
 		return false;
+	/* a batchnorm right after (inference, constant statistics) folds into
+	 * the weights and the bias; a relu after that into the bias pass */
+	const Node *bn = sole_user(c, y), *rl = NULL;
+	const Tensor *bt = b ? const_data(c, b->id) : NULL, *st[4] = {NULL, NULL, NULL, NULL};
+	bool fold = bn && bn->op == OP_BATCHNORM && bn->in[0] == y && bn->nout == 1 && !attr_i(bn, "training_mode") &&
+		    (!b || bt) && bn->in[1]->type.shape.rank == 1;
+	for (int k = 0; k < 4 && fold; k++)
+		fold = (st[k] = const_data(c, bn->in[k + 1]->id)) != NULL && tensor_numel(st[k]) == M;
+	if (!fold)
+		bn = NULL;
+	const Node *after = bn ? sole_user(c, bn->out[0]) : sole_user(c, y);
+	if (after && after->op == OP_RELU)
+		rl = after;
+	const Value *out = rl ? rl->out[0] : bn ? bn->out[0] : y;
+	double *scale = xmalloc((size_t)M * sizeof *scale), *bias = xcalloc((size_t)M, sizeof *bias);
+	for (int64_t m = 0; m < M; m++) {
+		double bm = bt ? tensor_get_f(bt, m) : 0.0;
+		scale[m] = 1.0;
+		bias[m] = bm;
+		if (bn) {
+			scale[m] = tensor_get_f(st[0], m) / sqrt(tensor_get_f(st[3], m) + attr_f(bn, "epsilon"));
+			bias[m] = (bm - tensor_get_f(st[2], m)) * scale[m] + tensor_get_f(st[1], m);
+		}
+	}
 	Shape rs = {4, {M, KH, KW, C}};
 	Tensor *rt = tensor_new(DT_F32, &rs);
 	for (int64_t m = 0; m < M; m++)
@@ -2423,7 +2483,27 @@ static bool cg_tile_conv(CG *c, const Node *n)
 			for (int64_t i = 0; i < KH; i++)
 				for (int64_t j = 0; j < KW; j++)
 					((float *)rt->data)[((m * KH + i) * KW + j) * C + ch] =
-						((const float *)src->data)[((m * C + ch) * KH + i) * KW + j];
+						(float)(((const float *)src->data)[((m * C + ch) * KH + i) * KW + j] * scale[m]);
+	const char *bsym = NULL; /* a folded bias, in data */
+	if (bn) {
+		Shape bs = {1, {M}};
+		Tensor *btn = tensor_new(DT_F32, &bs);
+		for (int64_t m = 0; m < M; m++)
+			((float *)btn->data)[m] = (float)bias[m];
+		bsym = add_data(c->p, btn);
+	}
+	free(scale);
+	free(bias);
+	if (bn || rl) {
+		c->fused[bn ? bn->id : rl->id] = true;
+		if (rl)
+			c->fused[rl->id] = true;
+		if (c->p->loops) {
+			indent(c);
+			fprintf(c->p->loops, "fused into this kernel:%s%s%s%s\n", bn ? " batchnorm " : "", bn ? bn->out[0]->name : "",
+				rl ? " relu " : "", rl ? rl->out[0]->name : "");
+		}
+	}
 	const char *wsym = const_relayout(c, wv->id, rt);
 	int64_t sw = w.stride[1], Wd = (w.in[1] + sw - 1) / sw;
 	g.cv = (TileConv){true, C, w.in[0], w.in[1], w.pb[0], w.pb[1], w.stride[0], w.dil[0], w.dil[1], sw, Wd};
@@ -2444,10 +2524,10 @@ static bool cg_tile_conv(CG *c, const Node *n)
 	}
 	g.base[0] = tile_keep(c, sel_sym(f, wsym));
 	g.base[1] = tile_keep(c, R(base_of(c, xin)));
-	g.base[2] = tile_keep(c, R(base_of(c, y->id)));
+	g.base[2] = tile_keep(c, R(base_of(c, out->id)));
 	cg_tile_gemm(c, &g, &pl);
-	if (b) {
-		/* the bias, on the vector unit */
+	if (b || bsym || rl) {
+		/* the bias (and relu), on the vector unit */
 		int nv = loop_begin(c, 0, N, 1), mv = loop_begin(c, 0, M, 1);
 		int64_t vend = vend_of(c, 0, P);
 		for (int pass = 0; pass < 2; pass++) {
@@ -2457,10 +2537,17 @@ static bool cg_tile_conv(CG *c, const Node *n)
 				continue;
 			int pv = vloop_begin(c, lo, hi, vector);
 			Affine ya = {0, {{nv, M * P}, {mv, P}, {pv, 1}}, 3}, ba = {0, {{mv, 1}}, 1};
-			BursNode *bb = load(c, b->id, &ba, false);
-			if (vector)
-				bb = sel_op(f, SEL_BCAST_V, bb, NULL, NULL);
-			store(c, y->id, &ya, vector, bin(c, SEL_ADD_V, SEL_ADD_F, vector, load(c, y->id, &ya, vector), bb));
+			BursNode *v = load(c, out->id, &ya, vector);
+			if (b || bsym) {
+				BursNode *bb = bsym ? sel_op(f, SEL_LOAD_F, TOP(SEL_ADD_I, sel_sym(f, bsym), TOP(SEL_SHL_I, R(mv), TI(2))), NULL, NULL)
+						    : load(c, b->id, &ba, false);
+				if (vector)
+					bb = sel_op(f, SEL_BCAST_V, bb, NULL, NULL);
+				v = bin(c, SEL_ADD_V, SEL_ADD_F, vector, v, bb);
+			}
+			if (rl)
+				v = bin(c, SEL_MAX_V, SEL_MAX_F, vector, v, splat(c, 0.0, vector));
+			store(c, out->id, &ya, vector, v);
 			loop_end(c);
 		}
 		loop_end(c);
@@ -2796,6 +2883,7 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	 * outputs that are inputs or constants */
 	int nbuf = g->nvalues + g->nnodes + g->noutputs;
 	c.buf = xcalloc((size_t)nbuf, sizeof *c.buf);
+	c.fused = xcalloc((size_t)g->nnodes + 1, sizeof *c.fused);
 	c.base = xmalloc((size_t)nbuf * sizeof *c.base);
 	int arg = 0;
 	for (int i = 0; i < g->ninputs; i++)
@@ -2872,7 +2960,7 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 			c.lanes, (long long)p->workspace_bytes);
 	for (int i = 0; i < g->nnodes && c.ok; i++) {
 		const Node *n = g->nodes[i];
-		if (n->op == OP_CONSTANT)
+		if (n->op == OP_CONSTANT || c.fused[i])
 			continue;
 		for (int v = 0; v < nbuf; v++)
 			c.base[v] = -1;
@@ -2922,6 +3010,7 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	sel_effect(f, sel_op(f, SEL_RET, NULL, NULL, NULL));
 	free(c.buf);
 	free(c.base);
+	free(c.fused);
 	struct timespec t1, t2, t3;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	p->seconds[0] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
