@@ -1920,9 +1920,6 @@ static void cg_matmul_blocked(CG *c, const MatmulCtx *m, int64_t vend)
 	}
 }
 
-/* Y[b.., m, n] = alpha * sum_k A[.., m, k] B[.., k, n] (+ beta C[m, n]).
- * n is vectorized (B contiguous along n) with a scalar remainder; the
- * accumulator stays in a register across the k loop. */
 /* ---- array tiles (matrix engines) --------------------------------------------
  * A GEMM Y[m, j] = sum_k A[m, k] B[k, j] on an n x n systolic array whose
  * tiles live in a scratchpad filled by DMA (docs/npu.md).  The index spaces
@@ -2018,7 +2015,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	if (Mt <= 0 || Jt <= 0 || Kout <= 0 || Kin <= 0)
 		return false;
 	double tdma = (double)pl->tb / pl->bw, best = -1;
-	for (int bm = 1; bm <= slots && bm <= Mt; bm++) {
+	for (int bm = 1; bm <= slots && bm <= Mt && bm <= 64; bm++) {
 		for (int64_t kc = Kout; kc >= 1; kc--) {
 			int64_t Kc = kc * Kin, chunks = (Kout + kc - 1) / kc, panels = (Mt + bm - 1) / bm;
 			int64_t need = bm * Kc + 2 * Kc + 2 * bm + (chunks > 1 ? bm : 0) + 1;
@@ -2189,7 +2186,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			for (int i = 0; i < g->nj; i++)
 				jv[i] = loop_begin(c, 0, g->dj[i].count, 1);
 			int jcols = tile_keep(c, tile_extent(c, jv[g->nj - 1], g->n_ext, n));
-			int brow = tile_keep(c, tile_addr(c, R(g->base[1]), g->dj, jv, g->nj, 1));
+			int brow = g->cv.on ? -1 : tile_keep(c, tile_addr(c, R(g->base[1]), g->dj, jv, g->nj, 1));
 			/* software pipelined: the k-row of j streams in while the array
 			 * works on j - 1 */
 			tile_init(c, g, pl, p0, bm, ch == 0, yin, jn, yprev, cprev, acc);
@@ -2412,10 +2409,11 @@ static const Node *sole_user(CG *c, const Value *v)
 	return NULL;
 }
 
-/* 2-D convolution (one group, unit column stride, constant weights) as a
- * GEMM whose B tiles the DMA gathers from the (padded) input: the weights
- * are reordered at compile time to [M, kh, kw, C], so that a k tile is 16
- * channels of one kernel position, rows one channel plane apart. */
+/* 2-D convolution (one group, constant weights) as a GEMM whose B tiles
+ * the DMA gathers from the input (clipping rows: the padding; a column
+ * stride reads the input split by column phase): the weights are reordered
+ * at compile time to [M, kh, kw, C], so that a k tile is n channels of one
+ * kernel position, rows one channel plane apart. */
 static bool cg_tile_conv(CG *c, const Node *n)
 {
 	MFunc *f = c->f;
@@ -2432,7 +2430,7 @@ static bool cg_tile_conv(CG *c, const Node *n)
 	int nn = (int)tparam(c->t, "array_rows", 0);
 	if (nn <= 0 || N <= 0 || M <= 0 || C <= 0 || P <= 0)
 		return false;
-	int64_t hp = w.in[0], wp = w.in[1]; /* (read in place: the DMA pads) */
+	int64_t hp = w.in[0], wp = w.in[1]; /* the input's own size (the DMA pads) */
 	TileGemm g = {0};
 	g.m_ext = M;
 	g.n_ext = WO;
@@ -2556,6 +2554,9 @@ static bool cg_tile_conv(CG *c, const Node *n)
 	return true;
 }
 
+/* Y[b.., m, n] = alpha * sum_k A[.., m, k] B[.., k, n] (+ beta C[m, n]).
+ * n is vectorized (B contiguous along n) with a scalar remainder; the
+ * accumulator stays in a register across the k loop. */
 static void cg_matmul(CG *c, const Node *n)
 {
 	MFunc *f = c->f;
@@ -2751,7 +2752,7 @@ static bool lower_node(CG *c, const Node *n)
 	type_str(n->nin ? &n->in[0]->type : &n->out[0]->type, ty, sizeof ty);
 	if (!e || e->action == LEGAL_UNSUPPORTED || e->action == LEGAL_FALLBACK) {
 		diag_error(c->d, n->loc, "%s %s cannot run on %s: %s", op_info[n->op].name, ty, t->name,
-			   !e ? "no legality row" : e->action == LEGAL_FALLBACK ? "its fallback to a host target is not built yet" : e->reason);
+			   !e ? "no legality row" : e->action == LEGAL_FALLBACK ? "it falls back to the host (-S and run place the model; this output does not)" : e->reason);
 		return false;
 	}
 	/* the kernel's buffers' addresses, once, before its loops */
@@ -2932,6 +2933,7 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		program_free(p);
 		free(c.buf);
 		free(c.base);
+		free(c.fused);
 		return NULL;
 	}
 	int a0 = mfunc_vreg(f, acls);

@@ -814,13 +814,18 @@ static int run_on_target(const Graph *g, const Target *t, Tensor *const *inputs,
 		if (at) {
 			size_t tcap = strlen(tmpl) + 1;
 			for (int i = 0; i < nparam_settings; i++)
-				tcap += strlen(param_settings[i]) + 16;
+				tcap += 4 * strlen(param_settings[i]) + 16;
 			char *tt = xmalloc(tcap);
 			size_t tl = (size_t)(at - tmpl);
 			memcpy(tt, tmpl, tl);
 			tt[tl] = 0;
-			for (int i = 0; i < nparam_settings && t == param_target; i++)
-				tl += (size_t)sprintf(tt + tl, " --param '%s'", param_settings[i]);
+			for (int i = 0; i < nparam_settings && t == param_target; i++) {
+				/* shell-quoted: ' becomes '\'' */
+				tl += (size_t)sprintf(tt + tl, " --param '");
+				for (const char *q = param_settings[i]; *q; q++)
+					tl += (size_t)(*q == '\'' ? sprintf(tt + tl, "'\\''") : sprintf(tt + tl, "%c", *q));
+				tl += (size_t)sprintf(tt + tl, "'");
+			}
 			strcpy(tt + tl, at + strlen("{params}"));
 			free(tmpl);
 			tmpl = tt;
@@ -903,7 +908,6 @@ static int run_model(const Graph *g, const Target *t, Tensor *const *inputs, Ten
 		env[g->inputs[i]->id] = inputs[i];
 	collect_reports = report_path != NULL;
 	int rc = 0;
-	char *entry = NULL;
 	for (int k = 0; k < pl->nsegs && rc == 0; k++) {
 		const Segment *s = &pl->segs[k];
 		Tensor **sin = xcalloc((size_t)s->g->ninputs + 1, sizeof *sin);
@@ -923,7 +927,6 @@ static int run_model(const Graph *g, const Target *t, Tensor *const *inputs, Ten
 		free(sin);
 		free(sout);
 	}
-	free(entry);
 	for (int i = 0; i < g->noutputs && rc == 0; i++) {
 		const Value *v = g->outputs[i];
 		if (env[v->id]) {

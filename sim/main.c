@@ -1,7 +1,7 @@
 /* npusim: run an npu-systolic program (the assembly gdcc emits) on gdcc's
  * cycle-approximate simulator.
  *
- *   npusim [--target T] [--param NAME=VALUE]... [--stats FILE]
+ *   npusim --target T [--param NAME=VALUE]... [--stats FILE]
  *          [--max-instructions N] [--entry NAME] PROG.s ARG...
  *
  * ARG as runtime/harness.c takes them: i:FILE:BYTES (input), o:FILE:BYTES
@@ -18,11 +18,11 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: npusim [--target T] [--param NAME=VALUE]... [--stats FILE] [--max-instructions N]\n"
+	fputs("usage: npusim --target T [--param NAME=VALUE]... [--stats FILE] [--max-instructions N]\n"
 	      "              PROG.s ARG...\n"
 	      "  ARG: i:FILE:BYTES (an input read from FILE), o:FILE:BYTES (an output written to FILE),\n"
 	      "       w:BYTES (a zero-filled workspace); the entry gdcc_entry gets their addresses.\n"
-	      "  --target T            the target (default npu-systolic)\n"
+	      "  --target T            the target the program was compiled for (its .md's tables)\n"
 	      "  --param NAME=VALUE    override a param of the target (repeatable)\n"
 	      "  --stats FILE          write the statistics as JSON (schema gdcc.npusim 1)\n"
 	      "  --max-instructions N  stop with an error after N instructions (default 2e10)\n"
@@ -75,7 +75,7 @@ static bool parse_size(const char *str, size_t *out)
 
 int main(int argc, char **argv)
 {
-	const char *target = "npu-systolic", *stats = NULL, *prog = NULL, *entry = "gdcc_entry";
+	const char *target = NULL, *stats = NULL, *prog = NULL, *entry = "gdcc_entry";
 	const char **settings = xcalloc((size_t)argc + 1, sizeof *settings);
 	int nsettings = 0, status = 0;
 	uint64_t max_insns = 0;
@@ -184,6 +184,10 @@ int main(int argc, char **argv)
 		free(a);
 	}
 	const Target *t = NULL;
+	if (!status && !target) {
+		fprintf(stderr, "npusim: no --target (the target the program was compiled for)\n");
+		status = 2;
+	}
 	if (!status) {
 		t = target_lookup(target);
 		if (!t) {
