@@ -68,6 +68,7 @@ typedef struct {
 	int *base;       /* per value: its base address vreg in this kernel, -1 */
 	const Node *node;
 	bool int_mode;   /* the kernel being built works on i64 elements */
+	bool w_mode;     /* ... on i32 elements, in vectors (W sort) */
 	bool *fused;     /* per node: lowered as part of an earlier node's kernel */
 	bool ok;
 } CG;
@@ -670,6 +671,28 @@ static bool is_copy(OpKind op)
 
 /* Loops over the output's dims; the innermost is vectorized where every
  * operand is contiguous or broadcast along it. */
+/* The first k lanes of a fixed vector, as a mask: lane index < k, the
+ * indices from read-only data (k is known when compiling). */
+static BursNode *first_lanes(CG *c, int64_t k)
+{
+	Shape s = {1, {c->lanes}};
+	Tensor *t = tensor_new(DT_F32, &s);
+	for (int i = 0; i < c->lanes; i++)
+		((float *)t->data)[i] = (float)i;
+	const char *sym = add_data(c->p, t);
+	return sel_op(c->f, SEL_CMPLT_V, sel_op(c->f, SEL_LOAD_V, sel_sym(c->f, sym), NULL, NULL), splat(c, (double)k, true), NULL);
+}
+
+/* i32 elementwise (add, sum, max, min) over W vectors */
+static BursNode *elementwise_w(CG *c, const Node *n, BursNode **x)
+{
+	SelOp op = n->op == OP_MAX ? SEL_MAX_W : n->op == OP_MIN ? SEL_MIN_W : SEL_ADD_W;
+	BursNode *v = x[0];
+	for (int i = 1; i < n->nin; i++)
+		v = sel_op(c->f, op, v, x[i], NULL);
+	return v;
+}
+
 static void cg_elementwise(CG *c, const Node *n)
 {
 	const Value *out = n->out[0];
@@ -721,24 +744,38 @@ static void cg_elementwise(CG *c, const Node *n)
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : inner;
 		if (hi <= lo)
 			continue;
-		int iv = vloop_begin(c, lo, hi, vector);
+		/* i32 in W vectors: the remainder is one masked vector */
+		bool tail = c->w_mode && !vector;
+		BursNode *mask = tail ? first_lanes(c, hi - lo) : NULL;
+		int iv = tail ? -1 : vloop_begin(c, lo, hi, vector);
 		BursNode *x[8];
 		for (int i = 0; i < nin; i++) {
 			Affine a = {0};
 			for (int d = 0; d < r - 1; d++)
 				a.t[a.n++] = (Term){vars[d], istr[i][d]};
 			bool bcast = istr[i][r - 1] == 0;
-			if (!bcast)
+			if (!bcast && tail)
+				a.off = lo * istr[i][r - 1];
+			else if (!bcast)
 				a.t[a.n++] = (Term){iv, istr[i][r - 1]};
-			if (vector && bcast)
+			if ((vector || tail) && bcast)
 				x[i] = sel_op(c->f, SEL_BCAST_V, load(c, n->in[i]->id, &a, false), NULL, NULL);
+			else if (tail)
+				x[i] = sel_op(c->f, SEL_LOADM_V, address(c, n->in[i]->id, &a, (int)(hi - lo)), mask, NULL);
 			else
 				x[i] = load(c, n->in[i]->id, &a, vector);
+			if (c->w_mode)
+				x[i] = sel_op(c->f, SEL_BITS_V_W, x[i], NULL, NULL);
 		}
-		BursNode *v = elementwise(c, n, x, vector);
+		BursNode *v = c->w_mode ? sel_op(c->f, SEL_BITS_W_V, elementwise_w(c, n, x), NULL, NULL) : elementwise(c, n, x, vector);
 		Affine oa = {0};
 		for (int d = 0; d < r - 1; d++)
 			oa.t[oa.n++] = (Term){vars[d], ostr[d]};
+		if (tail) {
+			oa.off = lo;
+			sel_effect(c->f, sel_op(c->f, SEL_STOREM_V, address(c, out->id, &oa, (int)(hi - lo)), v, mask));
+			continue;
+		}
 		oa.t[oa.n++] = (Term){iv, 1};
 		store(c, out->id, &oa, vector, v);
 		loop_end(c);
@@ -2766,6 +2803,15 @@ static bool lower_node(CG *c, const Node *n)
 	c->int_mode = false;
 	if (f32 && (is_elementwise(n->op) || is_copy(n->op)) && !(n->op == OP_DROPOUT && n->nout > 1)) {
 		cg_elementwise(c, n);
+		return true;
+	}
+	bool i32 = dt == DT_I32 && n->out[0]->type.dtype == DT_I32;
+	for (int i = 0; i < n->nin; i++)
+		i32 &= n->in[i]->type.dtype == DT_I32;
+	if (i32 && (n->op == OP_ADD || n->op == OP_SUM || n->op == OP_MAX || n->op == OP_MIN) && n->nin <= 8) {
+		c->w_mode = true;
+		cg_elementwise(c, n);
+		c->w_mode = false;
 		return true;
 	}
 	if (i64 && (is_copy(n->op) || n->op == OP_IDENTITY || n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL ||
