@@ -1994,6 +1994,7 @@ typedef struct {
 	int64_t ld[3];         /* DRAM bytes between rows of A, B and Y */
 	int base[3];           /* their base address vregs */
 	TileConv cv;           /* B is a convolution's input, read in place */
+	bool bt;               /* B stored transposed: its tiles come in as n rows of k (mma.t) */
 } TileGemm;
 
 typedef struct {
@@ -2001,6 +2002,7 @@ typedef struct {
 	int64_t spt, tb, rb;   /* tiles in the scratchpad, bytes per tile, per row */
 	double bw, lat;
 	bool os;               /* output-stationary dataflow (else weight-stationary) */
+	bool bt;               /* B tiles transposed (mma.t) */
 	int bm;                /* accumulator tiles per panel */
 	int64_t kc;            /* outer k indices per chunk */
 	double est;            /* estimated cycles */
@@ -2010,6 +2012,19 @@ static double tparam(const Target *t, const char *name, double dflt)
 {
 	const ParamInfo *p = target_param(t, name);
 	return p && p->n ? p->values[0] : dflt;
+}
+
+/* The one node that reads v, if v is not a model output and only it does. */
+static const Node *sole_user(CG *c, const Value *v)
+{
+	if (v->nuses != 1 || v->is_output)
+		return NULL;
+	const Graph *g = c->p->g;
+	for (int i = 0; i < g->nnodes; i++)
+		for (int k = 0; k < g->nodes[i]->nin; k++)
+			if (g->nodes[i]->in[k] == v)
+				return g->nodes[i];
+	return NULL;
 }
 
 /* Does the target run this node on a matrix engine? (its legality row
@@ -2148,7 +2163,7 @@ static void tile_mmas(CG *c, const TilePlan *pl, int from, int to, int64_t Kc, i
 	for (int ii = from; ii < to; ii++) {
 		BursNode *a = TOP(SEL_ADD_I, TI(panel + ii * Kc * pl->tb), R(kofs));
 		BursNode *b = TOP(SEL_ADD_I, R(buf), R(kofs));
-		sel_assign(f, acc[ii], sel_op(f, SEL_TMMA, R(acc[ii]), a, b));
+		sel_assign(f, acc[ii], sel_op(f, pl->bt ? SEL_TMMA_T : SEL_TMMA, R(acc[ii]), a, b));
 	}
 }
 
@@ -2283,6 +2298,13 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						loop_end(c);
 					}
 					loop_end(c);
+				} else if (g->bt) {
+					/* B^T: rows are n, each k tile's row length its own */
+					tile_k_loops(c, g, kv, 0, k0, k1);
+					sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, tile_extent(c, kv[g->nk - 1], g->k_ext, n), TI(2)),
+							     TI(g->ld[1]), TI(0)));
+					src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
+					nrows = R(jcols);
 				} else {
 					sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
 					tile_k_loops(c, g, kv, 0, k0, k1);
@@ -2334,14 +2356,70 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 /* matmul / gemm on the array: A row-major (B may be a transposed constant:
  * transposed here, at compile time); batches are an outer loop; alpha, beta
  * and C in a vector pass over Y afterwards. */
+/* The array plan of an M x N x K product exists (the scratchpad holds a
+ * panel): what matmul_transposed_b needs to know before the matmul. */
+static bool tile_gemm_fits(CG *c, int64_t M, int64_t N, int64_t K)
+{
+	int n = (int)tparam(c->t, "array_rows", 0);
+	if (n <= 0 || M <= 0 || N <= 0 || K <= 0)
+		return false;
+	TileGemm g = {0};
+	g.m_ext = M;
+	g.n_ext = N;
+	g.k_ext = K;
+	g.di.count = (M + n - 1) / n;
+	g.nj = g.nk = 1;
+	g.dj[0].count = (N + n - 1) / n;
+	g.dk[0].count = (K + n - 1) / n;
+	TilePlan pl;
+	return tile_plan(c, &g, &pl);
+}
+
+/* A matmul on the array whose B is a transpose (read by nothing else) of
+ * a value X in which B's k axis is contiguous: the array reads X's rows as
+ * B^T tiles (mma.t) and the transpose is never materialized. Returns the
+ * transpose node, the bytes between B's n rows in X and B's batch strides
+ * in X (elements); NULL otherwise. */
+static const Node *matmul_transposed_b(CG *c, const Node *mm, int64_t *ld, int64_t *bstr)
+{
+	if (mm->op != OP_MATMUL || !uses_tiles(c, mm))
+		return NULL;
+	const Value *A = mm->in[0], *B = mm->in[1], *Y = mm->out[0];
+	const Node *tr = B->def;
+	int r = B->type.shape.rank;
+	if (!tr || tr->op != OP_TRANSPOSE || sole_user(c, B) != mm || r < 2 || A->type.shape.rank < 2 ||
+	    Y->type.shape.rank != r || B->type.dtype != DT_F32)
+		return NULL;
+	for (int i = 0; i < r - 2; i++)
+		if (B->type.shape.dim[i] != Y->type.shape.dim[i])
+			return NULL; /* (a broadcast batch: not here) */
+	int perm[MAX_RANK];
+	transpose_perm(tr, r, perm);
+	int64_t xs[MAX_RANK];
+	shape_strides(&tr->in[0]->type.shape, xs);
+	if (xs[perm[r - 2]] != 1)
+		return NULL;
+	const Shape *as = &A->type.shape;
+	if (!tile_gemm_fits(c, as->dim[as->rank - 2], B->type.shape.dim[r - 1], B->type.shape.dim[r - 2]))
+		return NULL;
+	*ld = xs[perm[r - 1]] * 4;
+	for (int i = 0; i < r - 2; i++)
+		bstr[i] = xs[perm[i]];
+	return tr;
+}
+
 static bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb, bool a1, bool b1)
 {
 	MFunc *f = c->f;
 	if (m->a_k != 1 || m->M <= 0 || m->N <= 0 || m->K <= 0)
 		return false;
-	if (tb && (c->buf[m->B->id].kind != BUF_CONST || batch->rank || !const_data(c, m->B->id)))
-		return false; /* (B^T: a constant is transposed at compile time; anything else stays on the vector unit) */
-	int64_t lda = m->a_m * 4, ldb = (tb ? m->N : m->b_k) * 4, ldy = (b1 ? 1 : m->N) * 4;
+	/* B^T: a constant is transposed at compile time; anything else comes
+	 * in transposed (mma.t), as does a fused transpose's input */
+	bool cbt = tb && c->buf[m->B->id].kind == BUF_CONST && !batch->rank && const_data(c, m->B->id);
+	int64_t trld = 0, trstr[MAX_RANK] = {0};
+	const Node *tr = !tb && !a1 && !b1 ? matmul_transposed_b(c, c->node, &trld, trstr) : NULL;
+	bool bt = (tb && !cbt) || tr;
+	int64_t lda = m->a_m * 4, ldb = tr ? trld : (tb ? (cbt ? m->N : m->K) : m->b_k) * 4, ldy = (b1 ? 1 : m->N) * 4;
 	TileGemm g = {0};
 	g.m_ext = m->M;
 	g.n_ext = m->N;
@@ -2355,13 +2433,15 @@ static bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb
 		return false;
 	g.di = (TDim){(m->M + n - 1) / n, {n * lda, 0, n * ldy}};
 	g.nj = 1;
-	g.dj[0] = (TDim){(m->N + n - 1) / n, {0, n * 4, n * 4}};
+	g.dj[0] = (TDim){(m->N + n - 1) / n, {0, bt ? n * ldb : n * 4, n * 4}};
 	g.nk = 1;
-	g.dk[0] = (TDim){(m->K + n - 1) / n, {n * 4, n * ldb, 0}};
+	g.dk[0] = (TDim){(m->K + n - 1) / n, {n * 4, bt ? n * 4 : n * ldb, 0}};
+	g.bt = bt;
 	if (!tile_plan(c, &g, &pl))
 		return false;
+	pl.bt = bt;
 	const char *bsym = NULL;
-	if (tb) {
+	if (cbt) {
 		/* B^T, transposed now (the plan holds: nothing reads the old layout) */
 		const Buf *bb = &c->buf[m->B->id];
 		if (bb->kind != BUF_CONST || batch->rank)
@@ -2379,8 +2459,12 @@ static bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb
 	int bv[MAX_RANK];
 	for (int i = 0; i < batch->rank; i++)
 		bv[i] = loop_begin(c, 0, batch->dim[i], 1);
-	const int64_t *strs[3] = {m->astr, m->bstr, m->ystr};
-	int ids[3] = {m->A->id, m->B->id, m->Y->id};
+	const int64_t *strs[3] = {m->astr, tr ? trstr : m->bstr, m->ystr};
+	int ids[3] = {m->A->id, tr ? tr->in[0]->id : m->B->id, m->Y->id};
+	if (tr && c->p->loops) {
+		indent(c);
+		fprintf(c->p->loops, "fused into this kernel: transpose %s (B read transposed: mma.t)\n", m->B->name);
+	}
 	for (int o = 0; o < 3; o++) {
 		BursNode *b = o == 1 && bsym ? sel_sym(f, bsym) : R(base_of(c, ids[o]));
 		for (int i = 0; i < batch->rank; i++)
@@ -2431,19 +2515,6 @@ static bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb
 	for (int i = batch->rank - 1; i >= 0; i--)
 		loop_end(c);
 	return true;
-}
-
-/* The one node that reads v, if v is not a model output and only it does. */
-static const Node *sole_user(CG *c, const Value *v)
-{
-	if (v->nuses != 1 || v->is_output)
-		return NULL;
-	const Graph *g = c->p->g;
-	for (int i = 0; i < g->nnodes; i++)
-		for (int k = 0; k < g->nodes[i]->nin; k++)
-			if (g->nodes[i]->in[k] == v)
-				return g->nodes[i];
-	return NULL;
 }
 
 /* 2-D convolution (one group, constant weights) as a GEMM whose B tiles
@@ -2791,6 +2862,17 @@ static bool lower_node(CG *c, const Node *n)
 		diag_error(c->d, n->loc, "%s %s cannot run on %s: %s", op_info[n->op].name, ty, t->name,
 			   !e ? "no legality row" : e->action == LEGAL_FALLBACK ? "it falls back to the host (-S and run place the model; this output does not)" : e->reason);
 		return false;
+	}
+	if (n->op == OP_TRANSPOSE) {
+		const Node *mm = sole_user(c, n->out[0]);
+		int64_t ld, bstr[MAX_RANK];
+		if (mm && matmul_transposed_b(c, mm, &ld, bstr) == n) {
+			if (c->p->loops) {
+				indent(c);
+				fprintf(c->p->loops, "(read transposed by %s: not materialized)\n", mm->out[0]->name);
+			}
+			return true;
+		}
 	}
 	/* the kernel's buffers' addresses, once, before its loops */
 	for (int i = 0; i < n->nin; i++)

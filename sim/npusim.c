@@ -34,6 +34,7 @@ enum { ENG_NONE, ENG_DMA, ENG_ARRAY, ENG_ACC };
 #define F_W0 1   /* operand 0 is a register written */
 #define F_R0 2   /* ... and read as well (tied) */
 #define F_MOVE 4 /* a register move: the regclass's move template */
+#define F_BT 8   /* mma.t: the B tile is read transposed (rows n, columns k) */
 
 typedef struct {
 	const char *mn;
@@ -76,6 +77,7 @@ static const IsaEntry isa[] = {
 	{"tload", I_TLOAD, "tm", 0, ENG_ACC},  {"tstore", I_TSTORE, "mt", 0, ENG_ACC},
 	{"tstore.relu", I_TSTORER, "mt", 0, ENG_ACC}, {"tadd", I_TADD, "tt", 0, ENG_ACC},
 	{"trelu", I_TRELU, "t", 0, ENG_ACC},   {"mma", I_MMA, "tmm", 0, ENG_ARRAY},
+	{"mma.t", I_MMA, "tmm", F_BT, ENG_ARRAY},
 	{"fence", I_FENCE, "", 0, 0},
 };
 #define NISA ((int)(sizeof isa / sizeof isa[0]))
@@ -1590,13 +1592,14 @@ static int execute(Run *r, int pc)
 			break;
 		float *c = s->acc + (size_t)d0 * n * n;
 		const uint8_t *pa = s->sp + ra * n * 4, *pb = s->sp + rb * n * 4;
+		bool bt = (isa[in->entry].flags & F_BT) != 0;
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j < n; j++) {
 				float acc = c[i * n + j];
 				for (int kk = 0; kk < n; kk++) {
 					float av, bv;
 					memcpy(&av, pa + ((size_t)i * n + kk) * 4, 4);
-					memcpy(&bv, pb + ((size_t)kk * n + j) * 4, 4);
+					memcpy(&bv, pb + (bt ? (size_t)j * n + kk : (size_t)kk * n + j) * 4, 4);
 					acc = fmaf(av, bv, acc);
 				}
 				c[i * n + j] = acc;
