@@ -263,7 +263,7 @@ static const Target *with_params(const Target *t, Diag *d)
 	param_target = target_with_params(t, nparam_settings, param_settings, d);
 	return param_target;
 }
-static bool emit_placement_only; /* --emit=placement of a placed model */
+static const char *placed_emit; /* --emit=placement|loops|mir of a placed model, or NULL (-S) */
 
 /* A placed model's report gathers one report per segment and the
  * simulator's statistics of each device run. */
@@ -395,16 +395,28 @@ static int compile_placed(const Graph *g, const Target *t, const Target *host, c
 	Program **progs = xcalloc((size_t)pl->nsegs, sizeof *progs);
 	char **names = xcalloc((size_t)pl->nsegs, sizeof *names);
 	collect_reports = report_path != NULL;
+	bool loops = placed_emit && strcmp(placed_emit, "loops") == 0, mir = placed_emit && strcmp(placed_emit, "mir") == 0;
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *ts = loops || mir ? open_memstream(&text, &tlen) : NULL;
 	for (int k = 0; k < pl->nsegs && rc == 0; k++) {
 		names[k] = xasprintf("gdcc_seg%d", k);
 		codegen_entry = names[k];
-		progs[k] = compile(pl->segs[k].g, pl->segs[k].t, NULL, d);
+		if (ts)
+			fprintf(ts, "# segment %d on %s%s\n", k, pl->segs[k].t->name, pl->segs[k].host ? " (host)" : "");
+		progs[k] = compile(pl->segs[k].g, pl->segs[k].t, loops ? ts : NULL, d);
 		codegen_entry = "gdcc_entry";
 		if (!progs[k])
 			rc = EXIT_INPUT;
+		else if (mir)
+			mfunc_dump(ts, progs[k]->f);
 	}
+	if (ts)
+		fclose(ts);
 	uint64_t hash = content_hash(g, t);
-	if (rc == 0 && emit_placement_only) {
+	if (rc == 0 && ts) {
+		rc = write_output(out, fputs_writer, text);
+	} else if (rc == 0 && placed_emit) {
 		rc = write_output(out, write_placement, pl);
 	} else if (rc == 0) {
 		bool any_host = false;
@@ -438,6 +450,7 @@ static int compile_placed(const Graph *g, const Target *t, const Target *host, c
 	}
 	collect_reports = false;
 	collected_free();
+	free(text);
 	for (int k = 0; k < pl->nsegs; k++) {
 		program_free(progs[k]);
 		free(names[k]);
@@ -590,8 +603,8 @@ static int cmd_check(int argc, char **argv)
 		graph_free(g);
 		return finish(&d, EXIT_USAGE);
 	}
-	if (host && (assemble || (emit && strcmp(emit, "placement") == 0))) {
-		emit_placement_only = emit != NULL;
+	if (host && (assemble || (emit && (strcmp(emit, "placement") == 0 || strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0)))) {
+		placed_emit = emit;
 		rc = compile_placed(g, target, host, out, &d);
 		graph_free(g);
 		return finish(&d, rc);

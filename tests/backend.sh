@@ -122,6 +122,8 @@ if "$GDCC" -S -t npu-systolic "$SRCDIR/examples/mlp.ir" -o "$tmp/n.s" 2>"$tmp/er
 "$GDCC" --emit=placement -t npu-systolic "$SRCDIR/examples/mlp.ir" >"$tmp/pl" 2>&1
 grep -q '^transfer logits: npu-systolic -> x86-avx2, 2560 bytes$' "$tmp/pl" && grep -q '^segment 1 on x86-avx2 (host):$' "$tmp/pl" &&
 	grep -q 'probs  *softmax  *softmax needs exp' "$tmp/pl" && ok || { bad "--emit=placement"; cat "$tmp/pl"; }
+"$GDCC" --emit=loops -t npu-systolic "$SRCDIR/examples/mlp.ir" >"$tmp/loops" 2>&1
+grep -q '^# segment 1 on x86-avx2 (host)$' "$tmp/loops" && grep -q 'tiles 16x16: panels of' "$tmp/loops" && ok || { bad "--emit=loops of a placed model"; cat "$tmp/loops"; }
 # other array sizes and dataflows: the same code generator, the same simulator
 for p in "array_rows=32 --param array_cols=32" "dataflow=output_stationary"; do
 	# shellcheck disable=SC2086
