@@ -2051,6 +2051,9 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	pl->slots = slots;
 	const ParamInfo *df = target_param(t, "dataflow");
 	pl->os = df && df->str && strcmp(df->str, "output_stationary") == 0;
+	pl->bt = g->bt;
+	pl->bm = 0;
+	pl->kc = 0;
 	pl->banks = (int)tparam(t, "scratchpad_banks", 1);
 	pl->rb = (int64_t)n * 4;
 	pl->tb = pl->rb * n;
@@ -2371,7 +2374,7 @@ static bool tile_gemm_fits(CG *c, int64_t M, int64_t N, int64_t K)
 	g.nj = g.nk = 1;
 	g.dj[0].count = (N + n - 1) / n;
 	g.dk[0].count = (K + n - 1) / n;
-	TilePlan pl;
+	TilePlan pl = {0};
 	return tile_plan(c, &g, &pl);
 }
 
@@ -2427,7 +2430,7 @@ static bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb
 	g.ld[0] = lda;
 	g.ld[1] = ldb;
 	g.ld[2] = ldy;
-	TilePlan pl;
+	TilePlan pl = {0};
 	int n = (int)tparam(c->t, "array_rows", 0);
 	if (n <= 0)
 		return false;
@@ -2439,7 +2442,6 @@ static bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb
 	g.bt = bt;
 	if (!tile_plan(c, &g, &pl))
 		return false;
-	pl.bt = bt;
 	const char *bsym = NULL;
 	if (cbt) {
 		/* B^T, transposed now (the plan holds: nothing reads the old layout) */
@@ -2555,7 +2557,7 @@ static bool cg_tile_conv(CG *c, const Node *n)
 	g.dk[0] = (TDim){KH, {KW * C * 4, w.dil[0] * wp * 4, 0}};
 	g.dk[1] = (TDim){KW, {C * 4, w.dil[1] * 4, 0}};
 	g.dk[2] = (TDim){(C + nn - 1) / nn, {nn * 4, nn * hp * wp * 4, 0}};
-	TilePlan pl;
+	TilePlan pl = {0};
 	if (!tile_plan(c, &g, &pl))
 		return false;
 	/* a batchnorm right after (inference, constant statistics) folds into
