@@ -104,7 +104,7 @@ static const char *add_data(Program *p, Tensor *t)
 	}
 	char *sym = strcmp(codegen_entry, "gdcc_entry") == 0 ? xasprintf("gdcc_data_%d", p->ndata)
 							       : xasprintf("%s_data_%d", codegen_entry, p->ndata);
-	p->data[p->ndata++] = (DataItem){sym, t};
+	p->data[p->ndata++] = (DataItem){sym, t, NULL};
 	return sym;
 }
 
@@ -675,11 +675,19 @@ static bool is_copy(OpKind op)
  * indices from read-only data (k is known when compiling). */
 static BursNode *first_lanes(CG *c, int64_t k)
 {
-	Shape s = {1, {c->lanes}};
-	Tensor *t = tensor_new(DT_F32, &s);
-	for (int i = 0; i < c->lanes; i++)
-		((float *)t->data)[i] = (float)i;
-	const char *sym = add_data(c->p, t);
+	static const char iota_tag[] = "lane indices";
+	const char *sym = NULL;
+	for (int i = 0; i < c->p->ndata && !sym; i++)
+		if (c->p->data[i].tag == iota_tag)
+			sym = c->p->data[i].sym;
+	if (!sym) {
+		Shape s = {1, {c->lanes}};
+		Tensor *t = tensor_new(DT_F32, &s);
+		for (int i = 0; i < c->lanes; i++)
+			((float *)t->data)[i] = (float)i;
+		sym = add_data(c->p, t);
+		c->p->data[c->p->ndata - 1].tag = iota_tag;
+	}
 	return sel_op(c->f, SEL_CMPLT_V, sel_op(c->f, SEL_LOAD_V, sel_sym(c->f, sym), NULL, NULL), splat(c, (double)k, true), NULL);
 }
 
@@ -1744,6 +1752,21 @@ typedef struct MatmulCtx {
 	int64_t astr[MAX_RANK], bstr[MAX_RANK], ystr[MAX_RANK];
 } MatmulCtx;
 
+/* alpha v + beta C for a product v of Y (vector or scalar), C at ca (its
+ * term along n has coefficient cstr[1]: 0 when C is broadcast along n) */
+static BursNode *gemm_epilogue(CG *c, const MatmulCtx *m, BursNode *v, const Affine *ca, bool vector)
+{
+	if (m->alpha != 1.0)
+		v = bin(c, SEL_MUL_V, SEL_MUL_F, vector, v, splat(c, m->alpha, vector));
+	if (!m->C || m->beta == 0.0)
+		return v;
+	BursNode *cv = vector && m->cstr[1] == 0 ? sel_op(c->f, SEL_BCAST_V, load(c, m->C->id, ca, false), NULL, NULL)
+						 : load(c, m->C->id, ca, vector);
+	if (m->beta != 1.0)
+		cv = bin(c, SEL_MUL_V, SEL_MUL_F, vector, cv, splat(c, m->beta, vector));
+	return bin(c, SEL_ADD_V, SEL_ADD_F, vector, v, cv);
+}
+
 /* Scalable vectors: an N strip of vl columns times MR rows, MR accumulators
  * (register groups) across the k loop sharing one load of B per k: the
  * unrolling over rows, MR from the vector registers left by the kernel's
@@ -1796,17 +1819,8 @@ static void matmul_rows_scalable(CG *c, const MatmulCtx *m, int nv, int mv, int 
 	}
 	loop_end(c);
 	for (int i = 0; i < mr; i++) {
-		BursNode *v = R(acc[i]);
-		if (m->alpha != 1.0)
-			v = OPV(SEL_MUL_V, v, K(m->alpha));
-		if (m->C && m->beta != 0.0) {
-			Affine ca = {i * m->cstr[0], {{mv, m->cstr[0]}, {nv, m->cstr[1]}}, 2};
-			BursNode *cv = m->cstr[1] == 0 ? sel_op(f, SEL_BCAST_V, load(c, m->C->id, &ca, false), NULL, NULL)
-						       : load(c, m->C->id, &ca, true);
-			if (m->beta != 1.0)
-				cv = OPV(SEL_MUL_V, cv, K(m->beta));
-			v = OPV(SEL_ADD_V, v, cv);
-		}
+		Affine ca = {i * m->cstr[0], {{mv, m->cstr[0]}, {nv, m->cstr[1]}}, 2};
+		BursNode *v = gemm_epilogue(c, m, R(acc[i]), &ca, true);
 		Affine ya = {i * m->N, {{mv, m->N}, {nv, 1}}, 2};
 		for (int q = 0; q < m->nbatch; q++)
 			ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
@@ -1891,17 +1905,8 @@ static void matmul_block(CG *c, const MatmulCtx *m, int mv, int nv, int mr, int 
 				store(c, m->Y->id, &ya, true, v);
 				continue;
 			}
-			if (m->alpha != 1.0)
-				v = OPV(SEL_MUL_V, v, K(m->alpha));
-			if (m->C && m->beta != 0.0) {
-				Affine ca = {i * m->cstr[0] + j * c->lanes * m->cstr[1], {{mv, m->cstr[0]}, {nv, m->cstr[1]}}, 2};
-				bool bcast = m->cstr[1] == 0;
-				BursNode *cv = bcast ? sel_op(f, SEL_BCAST_V, load(c, m->C->id, &ca, false), NULL, NULL)
-						     : load(c, m->C->id, &ca, true);
-				if (m->beta != 1.0)
-					cv = OPV(SEL_MUL_V, cv, K(m->beta));
-				v = OPV(SEL_ADD_V, v, cv);
-			}
+			Affine ca = {i * m->cstr[0] + j * c->lanes * m->cstr[1], {{mv, m->cstr[0]}, {nv, m->cstr[1]}}, 2};
+			v = gemm_epilogue(c, m, v, &ca, true);
 			Affine ya = {i * m->N + j * c->lanes, {{mv, m->N}, {nv, 1}}, 2};
 			for (int q = 0; q < m->nbatch; q++)
 				ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
@@ -2495,22 +2500,8 @@ static bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb
 			ya.t[ya.n++] = (Term){bv[i], m->ystr[i]};
 		ya.t[ya.n++] = (Term){mv, a1 ? 0 : b1 ? 1 : m->N};
 		ya.t[ya.n++] = (Term){nv, 1};
-		BursNode *v = load(c, m->Y->id, &ya, vector);
-		if (m->alpha != 1.0)
-			v = bin(c, SEL_MUL_V, SEL_MUL_F, vector, v, splat(c, m->alpha, vector));
-		if (m->C && m->beta != 0.0) {
-			Affine ca = {0};
-			ca.t[ca.n++] = (Term){mv, m->cstr[0]};
-			bool bcast = m->cstr[1] == 0;
-			if (!bcast)
-				ca.t[ca.n++] = (Term){nv, m->cstr[1]};
-			BursNode *cv = (vector && bcast) ? sel_op(f, SEL_BCAST_V, load(c, m->C->id, &ca, false), NULL, NULL)
-							 : load(c, m->C->id, &ca, vector);
-			if (m->beta != 1.0)
-				cv = bin(c, SEL_MUL_V, SEL_MUL_F, vector, cv, splat(c, m->beta, vector));
-			v = bin(c, SEL_ADD_V, SEL_ADD_F, vector, v, cv);
-		}
-		store(c, m->Y->id, &ya, vector, v);
+		Affine ca = {0, {{mv, m->cstr[0]}, {nv, m->cstr[1]}}, 2};
+		store(c, m->Y->id, &ya, vector, gemm_epilogue(c, m, load(c, m->Y->id, &ya, vector), &ca, vector));
 		loop_end(c);
 	}
 	loop_end(c);
@@ -2711,28 +2702,19 @@ static void cg_matmul(CG *c, const Node *n)
 		Shape mn = {2, {M, N}};
 		broadcast_strides(&C->type.shape, &mn, cstr);
 	}
-	if (uses_tiles(c, n)) {
-		MatmulCtx mc = {A, B, C, Y, M, N, K, a_m, a_k, b_k, alpha, beta, {cstr[0], cstr[1]}, batch.rank, {0}, {0}, {0}, {0}};
-		for (int i = 0; i < batch.rank; i++) {
-			mc.astr[i] = astr_b[i];
-			mc.bstr[i] = bstr_b[i];
-			mc.ystr[i] = ystr_b[i];
-		}
-		if (cg_tile_matmul(c, &mc, &batch, tb, a1, b1))
-			return;
+	MatmulCtx mc = {A, B, C, Y, M, N, K, a_m, a_k, b_k, alpha, beta, {cstr[0], cstr[1]}, batch.rank, {0}, {0}, {0}, {0}};
+	for (int i = 0; i < batch.rank; i++) {
+		mc.astr[i] = astr_b[i];
+		mc.bstr[i] = bstr_b[i];
+		mc.ystr[i] = ystr_b[i];
 	}
+	if (uses_tiles(c, n) && cg_tile_matmul(c, &mc, &batch, tb, a1, b1))
+		return;
 	int bv[MAX_RANK];
 	for (int i = 0; i < batch.rank; i++)
-		bv[i] = loop_begin(c, 0, batch.dim[i], 1);
+		mc.bv[i] = bv[i] = loop_begin(c, 0, batch.dim[i], 1);
 	int64_t vend = b_n == 1 ? vend_of(c, 0, N) : 0;
 	if (vend > 0 && K > 0 && c->scalable && !a1 && !b1) {
-		MatmulCtx mc = {A, B, C, Y, M, N, K, a_m, a_k, b_k, alpha, beta, {cstr[0], cstr[1]}, batch.rank, {0}, {0}, {0}, {0}};
-		for (int i = 0; i < batch.rank; i++) {
-			mc.bv[i] = bv[i];
-			mc.astr[i] = astr_b[i];
-			mc.bstr[i] = bstr_b[i];
-			mc.ystr[i] = ystr_b[i];
-		}
 		cg_matmul_strips(c, &mc);
 		for (int i = batch.rank - 1; i >= 0; i--)
 			loop_end(c);
@@ -2740,13 +2722,6 @@ static void cg_matmul(CG *c, const Node *n)
 	}
 	if (vend > 0 && K > 0 && !c->scalable) {
 		/* register-blocked micro-kernels over the vector columns */
-		MatmulCtx mc = {A, B, C, Y, M, N, K, a_m, a_k, b_k, alpha, beta, {cstr[0], cstr[1]}, batch.rank, {0}, {0}, {0}, {0}};
-		for (int i = 0; i < batch.rank; i++) {
-			mc.bv[i] = bv[i];
-			mc.astr[i] = astr_b[i];
-			mc.bstr[i] = bstr_b[i];
-			mc.ystr[i] = ystr_b[i];
-		}
 		cg_matmul_blocked(c, &mc, vend);
 	}
 	if (vend > 0 && K > 0 && !c->scalable)
@@ -2777,21 +2752,8 @@ static void cg_matmul(CG *c, const Node *n)
 		BursNode *bvv = load(c, B->id, &ba, vector);
 		sel_assign(f, acc, sel_op(f, vector ? SEL_FMA_V : SEL_FMA_F, av, bvv, sel_reg(f, acc)));
 		loop_end(c);
-		BursNode *v = sel_reg(f, acc);
-		if (alpha != 1.0)
-			v = bin(c, SEL_MUL_V, SEL_MUL_F, vector, v, splat(c, alpha, vector));
-		if (C && beta != 0.0) {
-			Affine ca = {0};
-			ca.t[ca.n++] = (Term){mv, cstr[0]};
-			bool bcast = cstr[1] == 0;
-			if (!bcast)
-				ca.t[ca.n++] = (Term){nv, cstr[1]};
-			BursNode *cv = (vector && bcast) ? sel_op(f, SEL_BCAST_V, load(c, C->id, &ca, false), NULL, NULL)
-							 : load(c, C->id, &ca, vector);
-			if (beta != 1.0)
-				cv = bin(c, SEL_MUL_V, SEL_MUL_F, vector, cv, splat(c, beta, vector));
-			v = bin(c, SEL_ADD_V, SEL_ADD_F, vector, v, cv);
-		}
+		Affine ca = {0, {{mv, cstr[0]}, {nv, cstr[1]}}, 2};
+		BursNode *v = gemm_epilogue(c, &mc, sel_reg(f, acc), &ca, vector);
 		Affine ya = {0};
 		for (int i = 0; i < batch.rank; i++)
 			ya.t[ya.n++] = (Term){bv[i], ystr_b[i]};

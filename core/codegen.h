@@ -15,6 +15,7 @@
 typedef struct {
 	char *sym;
 	Tensor *data;
+	const char *tag;      /* a table the backend reuses (identity compared), or NULL */
 } DataItem;
 
 typedef struct {

@@ -133,9 +133,9 @@ Placement *place_graph(const Graph *g, const Target *t, const Target *host, Diag
 			continue;
 		}
 		if (e->action == LEGAL_FALLBACK) {
+			char ty[160];
+			type_str(n->nin ? &n->in[0]->type : &n->out[0]->type, ty, sizeof ty);
 			if (!host) {
-				char ty[160];
-				type_str(n->nin ? &n->in[0]->type : &n->out[0]->type, ty, sizeof ty);
 				diag_error(d, n->loc, "%s %s is unsupported on %s (%s) and %s names no host target to run it",
 					   op_info[n->op].name, ty, t->name, e->reason, t->name);
 				ok = false;
@@ -143,8 +143,6 @@ Placement *place_graph(const Graph *g, const Target *t, const Target *host, Diag
 			}
 			const LegalEntry *he = target_legality(host, n);
 			if (!he || he->action == LEGAL_UNSUPPORTED || he->action == LEGAL_FALLBACK) {
-				char ty[160];
-				type_str(n->nin ? &n->in[0]->type : &n->out[0]->type, ty, sizeof ty);
 				diag_error(d, n->loc, "%s %s is unsupported on %s (%s) and on its host %s (%s)", op_info[n->op].name, ty,
 					   t->name, e->reason, host->name, he && he->reason ? he->reason : "no legality row");
 				ok = false;

@@ -298,6 +298,20 @@ static int64_t *const_ints(Imp *im, const char *name, int *n, const char *what)
 	return r;
 }
 
+/* Operand `at` of np, when present and a constant list of integers, as
+ * attribute `attr` of n (where later opsets moved an attribute to an
+ * input); an operand that is not constant is reported by const_ints. */
+static bool ints_operand(Imp *im, const Onnx__NodeProto *np, size_t at, Node *n, const char *attr)
+{
+	const char *nm = input_name(np, at);
+	int k;
+	int64_t *v = nm ? const_ints(im, nm, &k, attr) : NULL;
+	if (v)
+		node_set_ints(n, attr, v, k);
+	free(v);
+	return v != NULL;
+}
+
 /* A graph input's value in the test data being specialized to. */
 static Tensor *spec_input(Imp *im, const Value *v)
 {
@@ -577,8 +591,6 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		return false;
 	}
 	copy_attrs(im, np, n);
-	int k;
-	int64_t *v;
 	const char *nm;
 	switch (m->op) {
 	case OP_CLIP:
@@ -601,67 +613,38 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 			}
 			free(tm);
 		}
-		{
-			const Onnx__AttributeProto *a = att(np, "seed");
-			(void)a;
-		}
 		break;
 	case OP_REDUCE_MEAN:
-		if ((nm = input_name(np, 1)) && (v = const_ints(im, nm, &k, "axes"))) {
-			node_set_ints(n, "axes", v, k);
-			free(v);
-		}
+		ints_operand(im, np, 1, n, "axes");
 		break;
 	case OP_RESHAPE:
-		if ((nm = input_name(np, 1)) && (v = const_ints(im, nm, &k, "shape"))) {
-			node_set_ints(n, "shape", v, k);
-			free(v);
-		} else if (!att(np, "shape")) {
+		if (!ints_operand(im, np, 1, n, "shape") && !att(np, "shape"))
 			fail(im, "no shape");
-		}
 		break;
 	case OP_EXPAND:
-		if ((nm = input_name(np, 1)) && (v = const_ints(im, nm, &k, "shape"))) {
-			node_set_ints(n, "shape", v, k);
-			free(v);
-		}
+		ints_operand(im, np, 1, n, "shape");
 		break;
 	case OP_SPLIT:
-		if ((nm = input_name(np, 1)) && (v = const_ints(im, nm, &k, "split"))) {
-			node_set_ints(n, "split", v, k);
-			free(v);
-		}
+		ints_operand(im, np, 1, n, "split");
 		break;
 	case OP_SQUEEZE:
 	case OP_UNSQUEEZE:
-		if ((nm = input_name(np, 1)) && (v = const_ints(im, nm, &k, "axes"))) {
-			node_set_ints(n, "axes", v, k);
-			free(v);
-		}
+		ints_operand(im, np, 1, n, "axes");
 		break;
 	case OP_SLICE:
 		if (im->opset >= 10) {
 			static const char *const names[] = {"starts", "ends", "axes", "steps"};
 			for (int i = 0; i < 4; i++)
-				if ((nm = input_name(np, (size_t)i + 1)) && (v = const_ints(im, nm, &k, names[i]))) {
-					node_set_ints(n, names[i], v, k);
-					free(v);
-				}
+				ints_operand(im, np, (size_t)i + 1, n, names[i]);
 		}
 		break;
 	case OP_PAD:
 		if (im->opset >= 11) {
-			if ((nm = input_name(np, 1)) && (v = const_ints(im, nm, &k, "pads"))) {
-				node_set_ints(n, "pads", v, k);
-				free(v);
-			}
+			ints_operand(im, np, 1, n, "pads");
 			double x;
 			if ((nm = input_name(np, 2)) && const_float(im, nm, &x, "constant_value"))
 				node_set_float(n, "value", x);
-			if ((nm = input_name(np, 3)) && (v = const_ints(im, nm, &k, "axes"))) {
-				node_set_ints(n, "axes", v, k);
-				free(v);
-			}
+			ints_operand(im, np, 3, n, "axes");
 		} else {
 			const Onnx__AttributeProto *a = att(np, "paddings");
 			if (a)
@@ -669,10 +652,7 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		}
 		break;
 	case OP_CONSTANT_OF_SHAPE: {
-		if ((nm = input_name(np, 0)) && (v = const_ints(im, nm, &k, "shape"))) {
-			node_set_ints(n, "shape", v, k);
-			free(v);
-		}
+		ints_operand(im, np, 0, n, "shape");
 		const Onnx__AttributeProto *a = att(np, "value");
 		if (a && a->t) {
 			char *err = NULL;

@@ -9,16 +9,8 @@ if ! command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || ! command -v qemu-riscv
 	echo "conformance-rvv: SKIP: no riscv64-linux-gnu-gcc or qemu-riscv64 (gcc-riscv64-linux-gnu, qemu-user)"
 	exit 77
 fi
-status=0 passed=0 failed=0
+. "$SRCDIR/tests/conformance/runs.sh"
 for v in 128 256 512; do
-	out=$(CONFORMANCE_TARGET=riscv-rvv CONFORMANCE_VLEN=$v sh "$SRCDIR/tests/conformance.sh")
-	st=$?
-	printf '%s\n' "$out" | grep -v '^PASS: '
-	p=$(printf '%s\n' "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
-	f=$(printf '%s\n' "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
-	passed=$((passed + ${p:-0}))
-	failed=$((failed + ${f:-0}))
-	[ $st -eq 0 ] || status=1
+	conf_run CONFORMANCE_TARGET=riscv-rvv CONFORMANCE_VLEN=$v
 done
-echo "$passed passed, $failed failed"
-exit $status
+conf_done
