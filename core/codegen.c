@@ -708,9 +708,12 @@ static void cg_elementwise(CG *c, const Node *n)
 	if (s.rank == 0)
 		s = (Shape){1, {1}};
 	int r = s.rank;
-	int64_t ostr[MAX_RANK], istr[8][MAX_RANK];
-	shape_strides(&s, ostr);
 	int nin = n->nin;
+	/* one stride row and one loaded operand per operand: variadic ops
+	 * (sum, max, min) take any number */
+	int64_t ostr[MAX_RANK], (*istr)[MAX_RANK] = xcalloc((size_t)nin, sizeof *istr);
+	BursNode **x = xcalloc((size_t)nin, sizeof *x);
+	shape_strides(&s, ostr);
 	for (int i = 0; i < nin; i++) {
 		if (is_copy(n->op))
 			memcpy(istr[i], ostr, sizeof ostr); /* same elements, same order */
@@ -756,7 +759,6 @@ static void cg_elementwise(CG *c, const Node *n)
 		bool tail = c->w_mode && !vector;
 		BursNode *mask = tail ? first_lanes(c, hi - lo) : NULL;
 		int iv = tail ? -1 : vloop_begin(c, lo, hi, vector);
-		BursNode *x[8];
 		for (int i = 0; i < nin; i++) {
 			Affine a = {0};
 			for (int d = 0; d < r - 1; d++)
@@ -790,6 +792,8 @@ static void cg_elementwise(CG *c, const Node *n)
 	}
 	for (int d = r - 2; d >= 0; d--)
 		loop_end(c);
+	free(istr);
+	free(x);
 }
 
 /* ---- rows: reductions and normalizations along one axis ------------------------- */
@@ -2854,7 +2858,7 @@ static bool lower_node(CG *c, const Node *n)
 	bool i32 = dt == DT_I32 && n->out[0]->type.dtype == DT_I32;
 	for (int i = 0; i < n->nin; i++)
 		i32 &= n->in[i]->type.dtype == DT_I32;
-	if (i32 && (n->op == OP_ADD || n->op == OP_SUM || n->op == OP_MAX || n->op == OP_MIN) && n->nin <= 8) {
+	if (i32 && (n->op == OP_ADD || n->op == OP_SUM || n->op == OP_MAX || n->op == OP_MIN)) {
 		c->w_mode = true;
 		cg_elementwise(c, n);
 		c->w_mode = false;

@@ -42,11 +42,17 @@ const char *attr_kind_name(AttrKind k)
 }
 
 /* ---- shapes ----------------------------------------------------------- */
+/* Saturates at INT64_MAX (the verifier rejects such shapes: gdcc_limits.h),
+ * so that no caller overflows on a shape not yet checked. */
 int64_t shape_numel(const Shape *s)
 {
 	int64_t n = 1;
 	for (int i = 0; i < s->rank; i++)
-		n *= s->dim[i];
+		if (s->dim[i] == 0)
+			return 0;
+	for (int i = 0; i < s->rank; i++)
+		if (s->dim[i] < 0 || __builtin_mul_overflow(n, s->dim[i], &n))
+			return INT64_MAX;
 	return n;
 }
 
@@ -119,7 +125,13 @@ Tensor *tensor_new(DType dt, const Shape *s)
 	Tensor *t = xcalloc(1, sizeof *t);
 	t->type.dtype = dt;
 	t->type.shape = *s;
-	size_t bytes = (size_t)shape_numel(s) * dtype_size(dt);
+	/* callers check the size first (tensor_size_error); an unchecked one
+	 * that overflows must not wrap into a small allocation */
+	size_t bytes;
+	if (__builtin_mul_overflow((size_t)shape_numel(s), dtype_size(dt), &bytes) || shape_numel(s) == INT64_MAX) {
+		fprintf(stderr, "gdcc: fatal: a tensor of %d dimensions is too large to allocate\n", s->rank);
+		abort();
+	}
 	t->data = bytes ? xcalloc(1, bytes) : NULL;
 	return t;
 }
@@ -228,6 +240,7 @@ void graph_free(Graph *g)
 	free(g->dir);
 	free(g->file);
 	free(g->input_origin);
+	free(g->index);
 	free(g);
 }
 
@@ -245,11 +258,52 @@ static Value *find_among(Value *const *vs, int n, const char *name)
 Value *graph_find_input(const Graph *g, const char *name) { return find_among(g->inputs, g->ninputs, name); }
 Value *graph_find_output(const Graph *g, const char *name) { return find_among(g->outputs, g->noutputs, name); }
 
+/* The name index: FNV-1a over the name, linear probing, at most half full. */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void index_put(Graph *g, Value *v)
+{
+	if (2 * (g->nindex + 1) > g->capindex) {
+		Value **old = g->index;
+		int oldcap = g->capindex;
+		g->capindex = g->capindex ? 2 * g->capindex : 64;
+		g->index = xcalloc(g->capindex, sizeof *g->index);
+		g->nindex = 0;
+		for (int i = 0; i < oldcap; i++)
+			if (old[i])
+				index_put(g, old[i]);
+		free(old);
+	}
+	size_t mask = (size_t)g->capindex - 1, i = name_hash(v->name) & mask;
+	while (g->index[i])
+		i = (i + 1) & mask;
+	g->index[i] = v;
+	g->nindex++;
+}
+
+void graph_reindex(Graph *g)
+{
+	free(g->index);
+	g->index = NULL;
+	g->capindex = g->nindex = 0;
+	for (int i = 0; i < g->nvalues; i++)
+		index_put(g, g->values[i]);
+}
+
 Value *graph_find_value(const Graph *g, const char *name)
 {
-	for (int i = 0; i < g->nvalues; i++)
-		if (strcmp(g->values[i]->name, name) == 0)
-			return g->values[i];
+	if (!g->capindex)
+		return NULL;
+	size_t mask = (size_t)g->capindex - 1;
+	for (size_t i = name_hash(name) & mask; g->index[i]; i = (i + 1) & mask)
+		if (strcmp(g->index[i]->name, name) == 0)
+			return g->index[i];
 	return NULL;
 }
 
@@ -262,6 +316,7 @@ Value *graph_new_value(Graph *g, const char *name, Loc loc)
 	v->loc = loc;
 	v->id = g->nvalues;
 	PUSH(g->values, g->nvalues, g->capvalues, v);
+	index_put(g, v);
 	return v;
 }
 

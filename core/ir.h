@@ -170,11 +170,15 @@ typedef struct Graph {
 	Loc *output_loc;
 	int noutputs, capoutputs;
 	int *input_origin;    /* imported models: each input's index in the source model */
+	Value **index;        /* open-addressing hash of values by name (capindex slots, a power of two) */
+	int capindex, nindex;
 } Graph;
 
 Graph *graph_new(const char *name);
 void graph_free(Graph *g);
-Value *graph_find_value(const Graph *g, const char *name);
+Value *graph_find_value(const Graph *g, const char *name); /* O(1): hashed */
+/* Rebuild the name index after values were removed from g->values. */
+void graph_reindex(Graph *g);
 /* A graph input (outputs: an output) by its name or its source model's name. */
 Value *graph_find_input(const Graph *g, const char *name);
 Value *graph_find_output(const Graph *g, const char *name);

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include "gdcc_limits.h"
 #include "npy.h"
 #include "util.h"
 
@@ -48,6 +51,12 @@ static bool parse_header(const char *hdr, TensorType *type, char **err)
 		if (*p++ != ':')
 			return fail(err, "malformed header: expected ':'%s", "");
 		p = skip_ws(p);
+		if ((klen == 5 && memcmp(k, "descr", 5) == 0 && have_descr) ||
+		    (klen == 13 && memcmp(k, "fortran_order", 13) == 0 && have_order) ||
+		    (klen == 5 && memcmp(k, "shape", 5) == 0 && have_shape)) {
+			*err = xasprintf("malformed header: key '%.*s' is given twice", (int)klen, k);
+			return false;
+		}
 		if (klen == 5 && memcmp(k, "descr", 5) == 0) {
 			char dq = *p;
 			if (dq != '\'' && dq != '"')
@@ -117,7 +126,7 @@ static bool parse_header(const char *hdr, TensorType *type, char **err)
 			}
 			have_shape = true;
 		} else {
-			return fail(err, "malformed header: unexpected key%s", "");
+			return fail(err, "malformed header: unexpected key (the keys are 'descr', 'fortran_order' and 'shape')%s", "");
 		}
 		p = skip_ws(p);
 		if (*p == ',')
@@ -137,6 +146,11 @@ static FILE *open_npy(const char *path, TensorType *type, char **err)
 	if (!f) {
 		*err = xasprintf("cannot open: %s", strerror(errno));
 		return NULL;
+	}
+	struct stat ds;
+	if (fstat(fileno(f), &ds) == 0 && S_ISDIR(ds.st_mode)) {
+		fail(err, "is a directory, not a .npy file%s", "");
+		goto bad;
 	}
 	unsigned char pre[12];
 	if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
@@ -167,10 +181,43 @@ static FILE *open_npy(const char *path, TensorType *type, char **err)
 		goto bad;
 	}
 	hdr[hlen] = 0;
+	if (memchr(hdr, 0, hlen)) {
+		free(hdr);
+		fail(err, "malformed header: it holds a NUL byte%s", "");
+		goto bad;
+	}
 	bool ok = parse_header(hdr, type, err);
 	free(hdr);
 	if (!ok)
 		goto bad;
+	char *big = tensor_size_error(type->dtype, &type->shape);
+	if (big) {
+		*err = xasprintf("the header's %s", big);
+		free(big);
+		goto bad;
+	}
+	/* The data must be exactly what the header says: a regular file's size
+	 * tells before anything is read. */
+	struct stat st;
+	uint64_t want;
+	type_bytes_checked(type->dtype, &type->shape, &want);
+	long at = ftell(f);
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && at >= 0) {
+		uint64_t have = (uint64_t)st.st_size - (uint64_t)at;
+		char ty[160];
+		if ((uint64_t)st.st_size < (uint64_t)at || have < want) {
+			*err = xasprintf("truncated data: the header's %s needs %llu bytes, the file holds %llu after its header",
+					 type_str(type, ty, sizeof ty), (unsigned long long)want,
+					 (unsigned long long)((uint64_t)st.st_size < (uint64_t)at ? 0 : have));
+			goto bad;
+		}
+		if (have > want) {
+			*err = xasprintf("%llu bytes after the data that the header's %s describes (%llu bytes)",
+					 (unsigned long long)(have - want), type_str(type, ty, sizeof ty),
+					 (unsigned long long)want);
+			goto bad;
+		}
+	}
 	return f;
 bad:
 	fclose(f);
@@ -196,6 +243,12 @@ bool npy_read(const char *path, Tensor **out, char **err)
 	size_t bytes = tensor_bytes(t);
 	if (bytes && fread(t->data, 1, bytes, f) != bytes) {
 		*err = xasprintf("truncated data: expected %zu bytes", bytes);
+		fclose(f);
+		tensor_free(t);
+		return false;
+	}
+	if (fgetc(f) != EOF) { /* not a regular file: open_npy could not tell */
+		*err = xasprintf("bytes after the data that the header describes (%zu bytes)", bytes);
 		fclose(f);
 		tensor_free(t);
 		return false;

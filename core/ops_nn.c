@@ -248,6 +248,40 @@ static inline bool win_inside(const Win *w, int j, int64_t p)
 	return p >= 0 && p < w->in[j];
 }
 
+/* Does window o along axis j see an input element?  In O(1): its taps
+ * are a, a + d, ..., a + (k - 1) d from a = o * stride - pad; the first one
+ * at or after 0 is the one to test. */
+static bool win_sees_input(const Win *w, int j, int64_t o)
+{
+	int64_t a = win_pos(w, j, o, 0), d = w->dil[j];
+	int64_t t = a >= 0 ? 0 : (-a + d - 1) / d;
+	return t < w->k[j] && win_inside(w, j, a + t * d);
+}
+
+/* The first window along axis j that covers only padding, or -1.  Windows
+ * whose first tap lies inside the input see it; those that start at or
+ * after its end see only padding.  So only the windows that start in the
+ * padding before the input need a look, and when the input is at least as
+ * long as the dilation the taps cannot step over it: the first tap at or
+ * after 0 is inside, and the outermost window is the worst one. */
+static int64_t win_padding_only(const Win *w, int j)
+{
+	int64_t s = w->stride[j], out = w->out[j];
+	int64_t left = (w->pb[j] + s - 1) / s; /* windows starting before 0 */
+	if (left > out)
+		left = out;
+	if (w->in[j] >= w->dil[j]) {
+		if (left > 0 && !win_sees_input(w, j, 0))
+			return 0;
+	} else {
+		for (int64_t o = 0; o < left; o++)
+			if (!win_sees_input(w, j, o))
+				return o;
+	}
+	int64_t right = (w->in[j] + w->pb[j] + s - 1) / s; /* the first starting at or after the end */
+	return right < out ? right : -1;
+}
+
 /* ---- conv -------------------------------------------------------------- */
 static void type_of(InferCtx *cx, int i, char *buf, size_t n)
 {
@@ -400,23 +434,19 @@ bool infer_pool(InferCtx *cx)
 	/* Every window must see at least one element of the input, unless
 	 * padding counts as zeros (avgpool with count_include_pad). */
 	if (n->op == OP_MAXPOOL || attr_i(n, "count_include_pad") == 0)
-		for (int j = SP - ns; j < SP; j++)
-			for (int64_t o = 0; o < w.out[j]; o++) {
-				bool seen = false;
-				for (int64_t t = 0; t < w.k[j] && !seen; t++)
-					seen = win_inside(&w, j, win_pos(&w, j, o, t));
-				if (!seen) {
-					char xty[160];
-					type_of(cx, 0, xty, sizeof xty);
-					return infer_error_at_attr(cx, "pads",
-								   "window %lld along spatial axis %d of %s covers "
-								   "only padding (pads %lld and %lld, kernel %lld, "
-								   "dilation %lld)",
-								   (long long)o, j - (SP - ns), xty, (long long)w.pb[j],
-								   (long long)w.pe[j], (long long)w.k[j],
-								   (long long)w.dil[j]);
-				}
+		for (int j = SP - ns; j < SP; j++) {
+			int64_t o = win_padding_only(&w, j);
+			if (o >= 0) {
+				char xty[160];
+				type_of(cx, 0, xty, sizeof xty);
+				return infer_error_at_attr(cx, "pads",
+							   "window %lld along spatial axis %d of %s covers "
+							   "only padding (pads %lld and %lld, kernel %lld, "
+							   "dilation %lld)",
+							   (long long)o, j - (SP - ns), xty, (long long)w.pb[j],
+							   (long long)w.pe[j], (long long)w.k[j], (long long)w.dil[j]);
 			}
+		}
 	Shape rs = win_result(xs, xs->dim[1], &w);
 	set_result(cx, 0, DT_F32, &rs);
 	return true;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gdcc_limits.h"
 #include "ops.h"
 #include "util.h"
 #include "verify.h"
@@ -149,6 +150,18 @@ static bool check_arity(const Node *n, Diag *d)
 	return ok;
 }
 
+/* Every value's size against the limits (limits.h); untyped on failure. */
+static bool check_size(Value *v, const TensorType *t, Diag *d)
+{
+	char *err = tensor_size_error(t->dtype, &t->shape);
+	if (!err)
+		return true;
+	diag_error(d, v->loc, "'%s': %s", v->name, err);
+	free(err);
+	v->typed = false;
+	return false;
+}
+
 bool graph_check_node(Graph *g, Node *n, Diag *d)
 {
 	for (int i = 0; i < n->nin; i++)
@@ -164,6 +177,11 @@ bool graph_check_node(Graph *g, Node *n, Diag *d)
 				   op_info[n->op].name, i + 1, n->in[i]->name, dtype_name(n->in[i]->type.dtype));
 			return false;
 		}
+	/* A constant's declared size is checked before its data is looked at
+	 * (an npy file's header, an inline list's length). */
+	if (n->op == OP_CONSTANT && n->nout == 1 && n->out[0]->annotated &&
+	    !check_size(n->out[0], &n->out[0]->annot, d))
+		return false;
 	InferCtx cx = {g, n, d};
 	if (!op_info[n->op].infer(&cx))
 		return false;
@@ -173,6 +191,8 @@ bool graph_check_node(Graph *g, Node *n, Diag *d)
 			diag_error(d, n->loc, "internal error: %s left result %d untyped", op_info[n->op].name, i + 1);
 			return false;
 		}
+		if (!check_size(v, &v->type, d))
+			return false;
 		if (v->annotated && (v->annot.dtype != v->type.dtype || !shape_eq(&v->annot.shape, &v->type.shape))) {
 			char want[160], got[160];
 			type_str(&v->annot, want, sizeof want);
@@ -190,14 +210,39 @@ bool graph_check_node(Graph *g, Node *n, Diag *d)
 bool graph_verify(Graph *g, Diag *d)
 {
 	int before = d->nerrors;
+	for (int i = 0; i < g->ninputs; i++)
+		if (g->inputs[i]->typed)
+			check_size(g->inputs[i], &g->inputs[i]->type, d);
 	for (int i = 0; i < g->nnodes; i++)
 		graph_check_node(g, g->nodes[i], d);
 	if (g->noutputs == 0)
 		diag_error(d, g->loc, "graph '%s' has no outputs", g->name);
-	for (int i = 0; i < g->noutputs; i++)
-		for (int j = 0; j < i; j++)
-			if (g->outputs[i] == g->outputs[j])
-				diag_error(d, g->output_loc[i], "'%s' is already an output", g->outputs[i]->name);
+	/* Repeated outputs, in one pass: mark each value's first appearance. */
+	int *first = xcalloc((size_t)g->nvalues + 1, sizeof *first);
+	for (int i = 0; i < g->noutputs; i++) {
+		int id = g->outputs[i]->id;
+		if (id < 0 || id >= g->nvalues)
+			continue;
+		if (first[id])
+			diag_error(d, g->output_loc[i], "'%s' is already an output", g->outputs[i]->name);
+		else
+			first[id] = i + 1;
+	}
+	free(first);
+	/* All the model's tensors together (what the reference interpreter
+	 * holds at once, and a bound on any target's buffers). */
+	uint64_t total = 0;
+	bool over = false;
+	for (int i = 0; i < g->nvalues && !over; i++) {
+		uint64_t b;
+		if (g->values[i]->typed && type_bytes_checked(g->values[i]->type.dtype, &g->values[i]->type.shape, &b))
+			over = !add_u64(total, b, &total);
+	}
+	if ((over || total > limits()->max_workspace_bytes) && d->nerrors == before)
+		diag_error(d, g->loc,
+			   "graph '%s': its tensors total %s%llu bytes, above the limit of %llu bytes (--max-workspace-bytes)",
+			   g->name, over ? "more than " : "", (unsigned long long)total,
+			   (unsigned long long)limits()->max_workspace_bytes);
 	/* Dead nodes: no result is used or an output.  (Results of a node that
 	 * is live may go unused: `a, _b = split(x)` is fine.) */
 	for (int i = 0; i < g->nnodes; i++) {
@@ -218,44 +263,45 @@ bool graph_verify(Graph *g, Diag *d)
 
 void graph_prune(Graph *g)
 {
-	for (bool changed = true; changed;) {
-		changed = false;
-		int k = 0;
-		for (int i = 0; i < g->nnodes; i++) {
-			Node *n = g->nodes[i];
-			bool live = false;
-			for (int j = 0; j < n->nout; j++)
-				live |= n->out[j]->nuses > 0 || n->out[j]->is_output;
-			if (live) {
-				g->nodes[k++] = n;
-				continue;
-			}
-			for (int j = 0; j < n->nin; j++)
-				n->in[j]->nuses--;
-			for (int j = 0; j < n->nout; j++)
-				n->out[j]->def = NULL; /* dropped with the node below */
-			for (int j = 0; j < n->nattrs; j++) {
-				free(n->attrs[j].name);
-				free(n->attrs[j].s);
-				free(n->attrs[j].ints);
-				free(n->attrs[j].floats);
-			}
-			free(n->attrs);
-			free(n->in);
-			free(n->in_loc);
-			/* the results go too */
-			for (int j = 0; j < n->nout; j++)
-				n->out[j]->id = -1;
-			free(n->out);
-			free(n->init.values);
-			free(n->init.path);
-			free(n->init.resolved);
-			tensor_free(n->init.data);
-			free(n);
-			changed = true;
+	/* Nodes are in topological order, so one walk from the last node back
+	 * sees every use of a node's results before the node itself: a dead
+	 * chain of any length goes in one linear pass. */
+	for (int i = g->nnodes - 1; i >= 0; i--) {
+		Node *n = g->nodes[i];
+		bool live = false;
+		for (int j = 0; j < n->nout; j++)
+			live |= n->out[j]->nuses > 0 || n->out[j]->is_output;
+		if (live)
+			continue;
+		for (int j = 0; j < n->nin; j++)
+			n->in[j]->nuses--;
+		for (int j = 0; j < n->nattrs; j++) {
+			free(n->attrs[j].name);
+			free(n->attrs[j].s);
+			free(n->attrs[j].ints);
+			free(n->attrs[j].floats);
 		}
-		g->nnodes = k;
+		free(n->attrs);
+		free(n->in);
+		free(n->in_loc);
+		/* the results go too */
+		for (int j = 0; j < n->nout; j++) {
+			n->out[j]->def = NULL; /* dropped with the node below */
+			n->out[j]->id = -1;
+		}
+		free(n->out);
+		free(n->init.values);
+		free(n->init.path);
+		free(n->init.resolved);
+		tensor_free(n->init.data);
+		free(n);
+		g->nodes[i] = NULL;
 	}
+	int kn = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i])
+			g->nodes[kn++] = g->nodes[i];
+	g->nnodes = kn;
 	int k = 0;
 	for (int i = 0; i < g->nvalues; i++) {
 		Value *v = g->values[i];
@@ -269,6 +315,7 @@ void graph_prune(Graph *g)
 		g->values[k++] = v;
 	}
 	g->nvalues = k;
+	graph_reindex(g);
 	for (int i = 0; i < g->nnodes; i++)
 		g->nodes[i]->id = i;
 }

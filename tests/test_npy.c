@@ -107,7 +107,16 @@ Test(npy, errors)
 {
 	float four[4] = {0};
 	expect_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", four, sizeof four,
-		     "truncated data: expected 24 bytes");
+		     "truncated data: the header's f32[2,3] needs 24 bytes, the file holds 16 after its header");
+	/* regression cases from the 2026-12-01 fuzzing run (tests/bad-inputs) */
+	expect_error("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", four, sizeof four,
+		     "4 bytes after the data that the header's f32[3] describes (12 bytes)");
+	expect_error("{'descr': '<f4', 'descr': '<i4', 'fortran_order': False, 'shape': (1,), }", four, 4,
+		     "key 'descr' is given twice");
+	expect_error("{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }", four, 4,
+		     "the header's f32[1099511627776] is 4398046511104 bytes (4 TiB), above the limit");
+	expect_error("{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 1099511627776), }", four, 4,
+		     "has more elements than fit in 64 bits");
 	expect_error("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", four, sizeof four,
 		     "unsupported dtype '<f8'");
 	expect_error("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", four, 8, "unsupported dtype '>f4'");

@@ -2,7 +2,9 @@
  * types it infers. */
 #include <string.h>
 
+#include "gdcc_limits.h"
 #include "npy.h"
+#include "verify.h"
 #include "test_util.h"
 
 static void expect(const char *text, const char *msg, int line, int col)
@@ -215,4 +217,95 @@ Test(verify, no_cascade_from_a_failed_node)
 			&d);
 	cr_assert_eq(d.nerrors, 1);
 	diag_free(&d);
+}
+
+/* ---- resource limits and overflow (regression cases of the 2026-12-01
+ * fuzzing run: ../shared/bugs/fuzz-2026-12-01, copied into tests/bad-inputs) */
+Test(verify, shape_product_overflow_is_located)
+{
+	expect("graph g {\n  input x : f32[4294967296, 4294967296]\n  y = relu(x)\n  output y\n}\n",
+	       "'x': f32[4294967296,4294967296] has more elements than fit in 64 bits", 2, 9);
+	expect("graph g {\n  input x : f32[2]\n  const c : f32[4294967296, 4294967296] = zeros\n  output c\n}\n",
+	       "'c': f32[4294967296,4294967296] has more elements than fit in 64 bits", 3, 9);
+	/* 16777232 * 1099510579201 = 2^64 + 16: wraps to a small number */
+	expect("graph g {\n  input x : f32[16777232, 1099510579201]\n  y = transpose(x, perm=[1, 0])\n  output y\n}\n",
+	       "has more elements than fit in 64 bits", 2, 9);
+	expect("graph g {\n  input x : f32[1099511627776, 4194304]\n  y = relu(x)\n  output y\n}\n",
+	       "'x': f32[1099511627776,4194304] has more bytes than fit in 64 bits", 2, 9);
+}
+
+Test(verify, tensor_above_the_limit_before_allocation)
+{
+	expect("graph g {\n  const c : f32[100000, 100000, 100] = zeros\n  y = relu(c)\n  output y\n}\n",
+	       "'c': f32[100000,100000,100] is 4000000000000 bytes (3.64 TiB), above the limit of 4294967296 bytes "
+	       "(4 GiB; --max-tensor-bytes)", 2, 9);
+	/* an inferred result above the limit: expand to 2^31 floats */
+	expect("graph g {\n  input x : f32[1]\n  y = expand(x, shape=[2147483648])\n  output y\n}\n",
+	       "'y': f32[2147483648] is 8589934592 bytes (8 GiB), above the limit", 3, 3);
+}
+
+Test(verify, limits_are_configurable)
+{
+	Limits saved = *limits(), small = {1024, 4096};
+	limits_set(&small);
+	expect("graph g {\n  input x : f32[257]\n  y = relu(x)\n  output y\n}\n",
+	       "'x': f32[257] is 1028 bytes (1 KiB), above the limit of 1024 bytes", 2, 9);
+	expect("graph g {\n  input x : f32[200]\n  y = relu(x)\n  z = relu(y)\n  w = relu(z)\n  v = relu(w)\n"
+	       "  u = relu(v)\n  output u\n}\n",
+	       "graph 'g': its tensors total 4800 bytes, above the limit of 4096 bytes (--max-workspace-bytes)", 1, 7);
+	limits_set(&saved);
+	uint64_t b;
+	cr_assert(parse_byte_size("4G", &b) && b == (uint64_t)4 << 30);
+	cr_assert(parse_byte_size("123", &b) && b == 123);
+	cr_assert_not(parse_byte_size("0", &b));
+	cr_assert_not(parse_byte_size("4X", &b));
+	cr_assert_not(parse_byte_size("-1", &b));
+	cr_assert_not(parse_byte_size("99999999999999999999", &b));
+	cr_assert_not(parse_byte_size("17179869184T", &b)); /* 2^34 * 2^40 overflows */
+}
+
+/* A maxpool over 2^40 elements hung in shape inference (every window
+ * walked): with the limit raised it now takes O(1) per axis. */
+Test(verify, pool_window_check_is_not_linear_in_the_size, .timeout = 10)
+{
+	Limits saved = *limits(), big = {(uint64_t)1 << 44, (uint64_t)1 << 46};
+	limits_set(&big);
+	Graph *g = t_model("graph g {\n  input x : f32[1, 1, 1099511627776]\n  y = maxpool(x, kernel_shape=[1])\n"
+			   "  output y\n}\n");
+	cr_assert_eq(g->outputs[0]->type.shape.dim[2], (int64_t)1 << 40);
+	graph_free(g);
+	limits_set(&saved);
+	/* the windows that cover only padding are still found, on either side
+	 * and with a dilation that steps over the input */
+	expect("graph g {\n  input x : f32[1, 1, 5]\n  y = maxpool(x, kernel_shape=[2], pads=[2, 0])\n  output y\n}\n",
+	       "window 0 along spatial axis 0 of f32[1,1,5] covers only padding", 3, 36);
+	expect("graph g {\n  input x : f32[1, 1, 5]\n  y = maxpool(x, kernel_shape=[2], pads=[0, 3], strides=[2])\n"
+	       "  output y\n}\n",
+	       "window 3 along spatial axis 0 of f32[1,1,5] covers only padding", 3, 36);
+	expect("graph g {\n  input x : f32[1, 1, 1]\n  y = maxpool(x, kernel_shape=[2], pads=[2, 2], dilations=[3])\n"
+	       "  output y\n}\n",
+	       "window 0 along spatial axis 0 of f32[1,1,1] covers only padding", 3, 36);
+}
+
+/* graph_prune of a long dead chain: one pass (it was quadratic). */
+Test(verify, prune_long_dead_chain, .timeout = 10)
+{
+	enum { N = 50000 };
+	size_t cap = (size_t)N * 40 + 200, k = 0;
+	char *text = malloc(cap);
+	k += (size_t)snprintf(text + k, cap - k, "graph g {\n  input x : f32[2]\n  y = relu(x)\n  v0 = neg(x)\n");
+	for (int i = 1; i < N; i++)
+		k += (size_t)snprintf(text + k, cap - k, "  v%d = neg(v%d)\n", i, i - 1);
+	k += (size_t)snprintf(text + k, cap - k, "  output y, v%d\n}\n", N - 1);
+	Graph *g = t_model(text);
+	free(text);
+	g->outputs[1]->is_output = false;
+	g->outputs[1]->nuses--;
+	g->noutputs = 1;
+	graph_prune(g);
+	cr_assert_eq(g->nnodes, 1);
+	cr_assert_eq(g->nvalues, 2);
+	cr_assert_not_null(graph_find_value(g, "y"));
+	cr_assert_null(graph_find_value(g, "v7"));
+	graph_free(g);
 }
