@@ -103,20 +103,89 @@ static const DiagSource *find_source(const Diag *d, const char *file)
 	return NULL;
 }
 
+/* Length of the valid UTF-8 sequence at p (< end), or 0. */
+static int utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	int n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 && *p < 0xe0 ? 2 : 0;
+	if (n == 0 || end - p < n)
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* Writes text[0..n) with every byte that is not printable (controls but
+ * tab, DEL, bytes that are not valid UTF-8) as \xNN, so that a binary
+ * file's bytes never reach the terminal.  Returns the columns written for
+ * the first `upto` bytes (for the caret), via *cols when not NULL. */
+static void put_escaped(FILE *out, const char *text, size_t n, size_t upto, size_t *cols)
+{
+	const unsigned char *p = (const unsigned char *)text, *end = p + n;
+	size_t col = 0;
+	while (p < end) {
+		int u = *p >= 0x80 ? utf8_len(p, end) : 0;
+		size_t w;
+		if (u) {
+			fwrite(p, 1, (size_t)u, out);
+			w = 1;
+		} else if (*p == '\t' || (*p >= 0x20 && *p < 0x7f)) {
+			fputc(*p, out);
+			w = 1;
+			u = 1;
+		} else {
+			fprintf(out, "\\x%02x", *p);
+			w = 4;
+			u = 1;
+		}
+		if ((size_t)((const char *)p - text) < upto)
+			col += w;
+		p += u;
+	}
+	if (cols)
+		*cols = col;
+}
+
+/* The offending line and a caret under the column.  A long line (a
+ * generated model's) is shown as a window of it around the column. */
 static void print_line(const DiagSource *src, Loc loc, FILE *out)
 {
+	enum { WIDE = 160, SIDE = 70 };
 	const char *p = src->text, *end = src->text + src->len;
 	for (int line = 1; line < loc.line && p < end; p++)
 		if (*p == '\n')
 			line++;
 	if (p >= end && loc.line > 1)
 		return;
-	const char *eol = memchr(p, '\n', end - p);
+	const char *eol = memchr(p, '\n', (size_t)(end - p));
 	if (!eol)
 		eol = end;
-	fprintf(out, "  %.*s\n  ", (int)(eol - p), p);
-	for (int c = 1; c < loc.col && p + c - 1 < eol; c++)
-		fputc(p[c - 1] == '\t' ? '\t' : ' ', out);
+	size_t len = (size_t)(eol - p), at = loc.col > 0 ? (size_t)loc.col - 1 : 0;
+	if (at > len)
+		at = len;
+	size_t from = 0, to = len;
+	if (len > WIDE) {
+		from = at > SIDE ? at - SIDE : 0;
+		to = at + SIDE < len ? at + SIDE : len;
+	}
+	fputs("  ", out);
+	if (from > 0)
+		fputs("...", out);
+	size_t cols;
+	put_escaped(out, p + from, to - from, at - from, &cols);
+	if (to < len)
+		fputs("...", out);
+	fputs("\n  ", out);
+	if (from > 0)
+		cols += 3;
+	/* tabs before the column stay tabs, so the caret lines up */
+	size_t tabs = 0;
+	for (const char *q = p + from; q < p + at; q++)
+		tabs += *q == '\t';
+	for (size_t i = 0; i < tabs; i++)
+		fputc('\t', out);
+	for (size_t i = tabs; i < cols; i++)
+		fputc(' ', out);
 	fputs("^\n", out);
 }
 
@@ -131,7 +200,9 @@ void diag_print(const Diag *d, FILE *out)
 			fprintf(out, "%s: ", e->loc.file);
 		else
 			fputs("gdcc: ", out);
-		fprintf(out, "%s: %s\n", level[e->level], e->msg);
+		fprintf(out, "%s: ", level[e->level]);
+		put_escaped(out, e->msg, strlen(e->msg), 0, NULL);
+		fputc('\n', out);
 		const DiagSource *src = find_source(d, e->loc.file);
 		if (src && e->loc.line > 0)
 			print_line(src, e->loc, out);

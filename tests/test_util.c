@@ -182,3 +182,49 @@ void t_verify_fails(Graph *g, const char *msg)
 	cr_assert(!ok, "verification passed, expected \"%s\"", msg);
 	cr_assert(found, "no error containing \"%s\"", msg);
 }
+
+/* diag_print never writes a binary file's bytes to the terminal, and shows
+ * a window of a very long line (regression: the 2026-12-01 fuzzing run's
+ * "raw bytes from a binary file" finding). */
+static char *printed(const char *text, size_t len, Loc at, const char *msg)
+{
+	Diag d;
+	diag_init(&d);
+	const char *f = diag_add_source(&d, "m.ir", text, len);
+	at.file = f;
+	diag_error(&d, at, "%s", msg);
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *o = open_memstream(&buf, &n);
+	diag_print(&d, o);
+	fclose(o);
+	diag_free(&d);
+	return buf;
+}
+
+Test(diag, escapes_bytes_that_are_not_text)
+{
+	char *s = printed("\x7f" "ELF\x02\x01\n", 7, loc_at(NULL, 1, 2), "bad \x01 byte");
+	cr_assert_str_eq(s, "m.ir:1:2: error: bad \\x01 byte\n  \\x7fELF\\x02\\x01\n      ^\n");
+	free(s);
+	/* valid UTF-8 stays as it is and counts as one column */
+	s = printed("# \xc3\xa9t\xc3\xa9 x\n", 10, loc_at(NULL, 1, 9), "here");
+	cr_assert_str_eq(s, "m.ir:1:9: error: here\n  # \xc3\xa9t\xc3\xa9 x\n        ^\n");
+	free(s);
+}
+
+Test(diag, long_lines_are_windowed)
+{
+	size_t n = 100000;
+	char *text = malloc(n + 1);
+	memset(text, 'a', n);
+	text[50000] = 'X';
+	text[n] = 0;
+	char *s = printed(text, n, loc_at(NULL, 1, 50001), "at X");
+	char *l2 = strchr(s, '\n') + 1, *l3 = strchr(l2, '\n') + 1;
+	cr_assert_lt((size_t)(l3 - l2), 200u);
+	cr_assert(strncmp(l2, "  ...", 5) == 0);
+	cr_assert_eq(l2[strchr(l3, '^') - l3], 'X', "the caret is under the column");
+	free(s);
+	free(text);
+}
