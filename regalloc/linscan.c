@@ -96,43 +96,21 @@ static int build_blocks(const MFunc *f, Block **out)
 	return n;
 }
 
-/* Liveness by iterative dataflow over bitsets, then one interval each. */
+/* Liveness one variable at a time (Appel & Palsberg, 10.1.x): from each
+ * block that reads a vreg before writing it, walk the predecessors back
+ * until a block that writes it.  This is the same least fixed point as the
+ * iterative dataflow over bitsets, in time and memory proportional to the
+ * code and to the live ranges themselves (bitsets of every vreg in every
+ * block grew as blocks x vregs: gigabytes for a 20,000-node model).  Then
+ * one interval each: the first and last instruction positions where the
+ * vreg is used, defined, live into a block or live out of it. */
 static void intervals(const MFunc *f, Interval *iv)
 {
-	for (int v = 0; v < f->nvregs; v++)
+	int nv = f->nvregs;
+	for (int v = 0; v < nv; v++)
 		iv[v] = (Interval){-1, -1};
 	Block *b;
 	int nb = build_blocks(f, &b);
-	size_t words = ((size_t)f->nvregs + 63) / 64;
-	uint64_t *in = xcalloc((size_t)nb * words, 8), *out = xcalloc((size_t)nb * words, 8);
-	uint64_t *use = xcalloc((size_t)nb * words, 8), *def = xcalloc((size_t)nb * words, 8);
-	int tmp[64];
-	for (int k = 0; k < nb; k++)
-		for (int i = b[k].first; i <= b[k].last; i++) {
-			int nu = uses_of(f, &f->insts[i], tmp);
-			for (int j = 0; j < nu; j++)
-				if (!(def[k * words + tmp[j] / 64] >> (tmp[j] % 64) & 1))
-					use[k * words + tmp[j] / 64] |= 1ull << (tmp[j] % 64);
-			int dv = f->insts[i].def;
-			if (dv >= 0)
-				def[k * words + dv / 64] |= 1ull << (dv % 64);
-		}
-	for (bool changed = true; changed;) {
-		changed = false;
-		for (int k = nb - 1; k >= 0; k--) {
-			for (size_t w = 0; w < words; w++) {
-				uint64_t o = 0;
-				for (int s = 0; s < b[k].nsucc; s++)
-					if (b[k].succ[s] >= 0)
-						o |= in[b[k].succ[s] * words + w];
-				uint64_t i2 = use[k * words + w] | (o & ~def[k * words + w]);
-				if (o != out[k * words + w] || i2 != in[k * words + w])
-					changed = true;
-				out[k * words + w] = o;
-				in[k * words + w] = i2;
-			}
-		}
-	}
 #define TOUCH(v, p)                                          \
 	do {                                                 \
 		if (iv[v].start < 0 || (p) < iv[v].start)    \
@@ -140,30 +118,124 @@ static void intervals(const MFunc *f, Interval *iv)
 		if ((p) > iv[v].end)                         \
 			iv[v].end = (p);                     \
 	} while (0)
-	for (int k = 0; k < nb; k++) {
-		for (size_t w = 0; w < words; w++) { /* (the set bits only) */
-			for (uint64_t x = in[k * words + w]; x; x &= x - 1) {
-				int v = (int)(w * 64) + __builtin_ctzll(x);
-				TOUCH(v, 2 * b[k].first);
+	/* predecessors, as compressed rows */
+	int *npred = xcalloc((size_t)nb + 1, sizeof *npred);
+	for (int k = 0; k < nb; k++)
+		for (int s = 0; s < b[k].nsucc; s++)
+			if (b[k].succ[s] >= 0)
+				npred[b[k].succ[s] + 1]++;
+	for (int k = 0; k < nb; k++)
+		npred[k + 1] += npred[k];
+	int *pred = xmalloc(((size_t)npred[nb] + 1) * sizeof *pred), *fillp = xcalloc((size_t)nb, sizeof *fillp);
+	for (int k = 0; k < nb; k++)
+		for (int s = 0; s < b[k].nsucc; s++)
+			if (b[k].succ[s] >= 0) {
+				int t = b[k].succ[s];
+				pred[npred[t] + fillp[t]++] = k;
 			}
-			for (uint64_t x = out[k * words + w]; x; x &= x - 1) {
-				int v = (int)(w * 64) + __builtin_ctzll(x);
-				TOUCH(v, 2 * b[k].last + 1);
-			}
-		}
+	free(fillp);
+	/* per vreg: the blocks that read it before writing it (upward-exposed
+	 * uses) and the blocks that write it, as (vreg, block) pairs sorted by
+	 * vreg; positions of every use and def touched on the way */
+	int *defblk = xmalloc((size_t)nv * sizeof *defblk), *ueblk = xmalloc((size_t)nv * sizeof *ueblk);
+	for (int v = 0; v < nv; v++)
+		defblk[v] = ueblk[v] = -1;
+	size_t nue = 0, capue = 64, ndf = 0, capdf = 64;
+	int (*ue)[2] = xmalloc(capue * sizeof *ue), (*df)[2] = xmalloc(capdf * sizeof *df);
+	int tmp[64];
+	for (int k = 0; k < nb; k++)
 		for (int i = b[k].first; i <= b[k].last; i++) {
 			int nu = uses_of(f, &f->insts[i], tmp);
-			for (int j = 0; j < nu; j++)
-				TOUCH(tmp[j], 2 * i);
-			if (f->insts[i].def >= 0)
-				TOUCH(f->insts[i].def, 2 * i + 1);
+			for (int j = 0; j < nu; j++) {
+				int v = tmp[j];
+				TOUCH(v, 2 * i);
+				if (defblk[v] != k && ueblk[v] != k) {
+					ueblk[v] = k;
+					if (nue == capue)
+						ue = xrealloc(ue, (capue *= 2) * sizeof *ue);
+					ue[nue][0] = v;
+					ue[nue++][1] = k;
+				}
+			}
+			int dv = f->insts[i].def;
+			if (dv >= 0) {
+				TOUCH(dv, 2 * i + 1);
+				if (defblk[dv] != k) {
+					defblk[dv] = k;
+					if (ndf == capdf)
+						df = xrealloc(df, (capdf *= 2) * sizeof *df);
+					df[ndf][0] = dv;
+					df[ndf++][1] = k;
+				}
+			}
+		}
+	/* counting sort of both pair lists by vreg */
+	int *uerow = xcalloc((size_t)nv + 1, sizeof *uerow), *dfrow = xcalloc((size_t)nv + 1, sizeof *dfrow);
+	for (size_t i = 0; i < nue; i++)
+		uerow[ue[i][0] + 1]++;
+	for (size_t i = 0; i < ndf; i++)
+		dfrow[df[i][0] + 1]++;
+	for (int v = 0; v < nv; v++) {
+		uerow[v + 1] += uerow[v];
+		dfrow[v + 1] += dfrow[v];
+	}
+	int *uel = xmalloc((nue + 1) * sizeof *uel), *dfl = xmalloc((ndf + 1) * sizeof *dfl);
+	int *at = xcalloc((size_t)nv, sizeof *at);
+	for (size_t i = 0; i < nue; i++)
+		uel[uerow[ue[i][0]] + at[ue[i][0]]++] = ue[i][1];
+	memset(at, 0, (size_t)nv * sizeof *at);
+	for (size_t i = 0; i < ndf; i++)
+		dfl[dfrow[df[i][0]] + at[df[i][0]]++] = df[i][1];
+	free(at);
+	free(ue);
+	free(df);
+	/* the walk, one vreg at a time; marks are stamped with v + 1 so that
+	 * nothing is cleared between vregs */
+	int *defs = xcalloc((size_t)nb, sizeof *defs), *livein = xcalloc((size_t)nb, sizeof *livein);
+	int *liveout = xcalloc((size_t)nb, sizeof *liveout), *work = xmalloc(((size_t)nb + 1) * sizeof *work);
+	for (int v = 0; v < nv; v++) {
+		if (uerow[v] == uerow[v + 1])
+			continue; /* no block reads it before writing it: live only inside blocks */
+		int stamp = v + 1, nw = 0;
+		for (int i = dfrow[v]; i < dfrow[v + 1]; i++)
+			defs[dfl[i]] = stamp;
+		for (int i = uerow[v]; i < uerow[v + 1]; i++) {
+			int k = uel[i];
+			if (livein[k] != stamp) {
+				livein[k] = stamp;
+				TOUCH(v, 2 * b[k].first);
+				work[nw++] = k;
+			}
+		}
+		while (nw > 0) {
+			int k = work[--nw];
+			for (int j = npred[k]; j < npred[k + 1]; j++) {
+				int p = pred[j];
+				if (liveout[p] != stamp) {
+					liveout[p] = stamp;
+					TOUCH(v, 2 * b[p].last + 1);
+				}
+				if (defs[p] != stamp && livein[p] != stamp) {
+					livein[p] = stamp;
+					TOUCH(v, 2 * b[p].first);
+					work[nw++] = p;
+				}
+			}
 		}
 	}
 #undef TOUCH
-	free(in);
-	free(out);
-	free(use);
-	free(def);
+	free(defs);
+	free(livein);
+	free(liveout);
+	free(work);
+	free(uerow);
+	free(dfrow);
+	free(uel);
+	free(dfl);
+	free(defblk);
+	free(ueblk);
+	free(npred);
+	free(pred);
 	free(b);
 }
 

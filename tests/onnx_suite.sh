@@ -11,6 +11,10 @@
 #                 skipped without qemu; npu-systolic: the simulator and the host)
 #   ONNX_RESULTS  the JSON Lines results (default tests/onnx-results.jsonl)
 #   JOBS          cases at a time (default 2)
+#   ONNX_REDUCE   1 (default): every fail or crash on a target is imported to
+#                 model.ir and minimized with `gdcc reduce` (docs/testing.md);
+#                 the smallest failing model is recorded as "reduced" in the
+#                 results, under ONNX_REDUCED (default tests/onnx-reduced/)
 #
 # Each case is pass, fail (a wrong answer or a run failure), unsupported
 # (import or lowering says why) or crash; exit 1 on any fail or crash.
@@ -40,6 +44,10 @@ else
 fi
 RESULTS=${ONNX_RESULTS:-tests/onnx-results.jsonl}
 mkdir -p "$(dirname "$RESULTS")"
+REDUCED=${ONNX_REDUCED:-tests/onnx-reduced}
+case $REDUCED in /*) ;; *) REDUCED=$(pwd)/$REDUCED ;; esac
+REDUCE=${ONNX_REDUCE:-1}
+"$GDCC" reduce --help >/dev/null 2>&1 || { [ "$REDUCE" = 1 ] && echo "onnx: failures not reduced: this gdcc has no 'reduce'"; REDUCE=0; }
 
 cat >"$tmp/one.sh" <<'EOS'
 c=$1
@@ -70,8 +78,23 @@ case $rc in
 3) printf 'fail\t%s\n' "$reason" >"$out" ;;
 *) printf 'crash\texit status %s %s\n' "$rc" "$reason" >"$out" ;;
 esac
+# A failure on a target: the smallest model.ir that still fails, by
+# `gdcc reduce` over the imported model (random inputs: a wrong pattern
+# shows on any data), recorded beside the result.
+st=$(cut -f1 "$out")
+if [ "$REDUCE" = 1 ] && [ "$t" != reference ] && { [ "$st" = fail ] || [ "$st" = crash ]; }; then
+	rd="$REDUCED/$(echo "$c.$t" | tr '/' '_')"
+	mkdir -p "$rd"
+	if "$GDCC" import "$d/model.onnx" -o "$rd/model.ir" >"$rd/import.log" 2>&1; then
+		if [ "$st" = crash ]; then set -- --crash -- "$GDCC" run {} "$@"; else
+			case $t in riscv-rvv) set -- --mismatch=riscv-rvv --vlen 256 ;; *) set -- --mismatch="$t" ;; esac
+		fi
+		timeout 600 "$GDCC" reduce "$rd/model.ir" "$@" -o "$rd/reduced.ir" >"$rd/reduce.log" 2>&1 &&
+			printf '%s' "$rd/reduced.ir" >"$out.reduced"
+	fi
+fi
 EOS
-export GDCC DATA
+export GDCC DATA REDUCE REDUCED
 TMPD=$tmp
 export TMPD
 for t in $targets; do
@@ -87,8 +110,10 @@ for t in $targets; do
 		st=$(cut -f1 "$f"); why=$(cut -f2- "$f" | sed 's/\\/\\\\/g; s/"/\\"/g')
 		case $st in pass) pass=$((pass + 1)) ;; fail) fail=$((fail + 1)) ;; unsupported) uns=$((uns + 1)) ;; *) crash=$((crash + 1)) ;; esac
 		[ "$st" = pass ] || echo "$(echo "$st" | tr a-z A-Z): $c [$t]: $why"
-		printf '{"schema": "gdcc.onnx-result", "schema_version": 1, "case": "%s", "folder": "%s", "target": "%s", "status": "%s", "reason": %s, "gdcc_version": "%s"}\n' \
-			"$c" "${c%%/*}" "$t" "$st" "$( [ -n "$why" ] && printf '"%s"' "$why" || printf null)" "$version" >>"$RESULTS"
+		red=null
+		[ -f "$f.reduced" ] && red="\"$(cat "$f.reduced")\"" && echo "  reduced: $(cat "$f.reduced")"
+		printf '{"schema": "gdcc.onnx-result", "schema_version": 1, "case": "%s", "folder": "%s", "target": "%s", "status": "%s", "reason": %s, "reduced": %s, "gdcc_version": "%s"}\n' \
+			"$c" "${c%%/*}" "$t" "$st" "$( [ -n "$why" ] && printf '"%s"' "$why" || printf null)" "$red" "$version" >>"$RESULTS"
 	done <"$tmp/cases"
 done
 echo "onnx: by folder and target (pass/fail/unsupported/crash):"
