@@ -2,6 +2,7 @@
 # One entry point for people and CI (see README.md).
 #   ./build.sh          install missing Debian packages, build, run the examples
 #   ./build.sh check    the whole test suite: a normal build and an ASan+UBSan build
+#                       (with CI=true, also a 20-second fuzz pass per fuzz target)
 #   ./build.sh deps     only install the missing Debian packages (.ci/packages)
 # Builds happen out of tree, in build/ and build-san/.
 set -eu
@@ -71,6 +72,15 @@ check)
 			exit "$st"
 		fi
 	done
+	# CI: a short coverage-guided fuzz pass too (tests/fuzz/README.md), 20 s
+	# per target with clang's libFuzzer; locally `make -C build fuzz`.
+	if [ "${CI:-}" = true ]; then
+		if command -v clang >/dev/null 2>&1; then
+			make -s -C build fuzz FUZZ_SECONDS=20
+		else
+			echo "build.sh: no clang: the fuzz pass is skipped"
+		fi
+	fi
 	echo "build.sh: all tests passed (normal and ASan+UBSan builds)"
 	echo "tests: $passed passed, $failed failed"
 	;;

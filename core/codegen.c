@@ -1724,9 +1724,13 @@ static bool cg_gather(CG *c, const Node *n)
 	sel_branch(f, sel_op(f, SEL_BRLT_I, R(k), sel_consti(f, 0), NULL), c->err_label);
 	sel_label(f, lok);
 	c->ranges[c->nranges++] = (Loop){k, 0, r.n, 1, -1, false, -1};
+	/* i64 elements move as scalars: a vector of f32 lanes holds half as
+	 * many (regression: tests/backend/gather_i64_rows.ir, found by the
+	 * differential tester) */
+	bool scalar = is_i64(c, x->id);
 	for (int pass = 0; pass < 2; pass++) {
 		bool vector = pass == 0;
-		int64_t vend = vend_of(c, 0, r.inner);
+		int64_t vend = scalar ? 0 : vend_of(c, 0, r.inner);
 		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.inner;
 		if (hi <= lo)
 			continue;
@@ -2808,10 +2812,11 @@ static int choose_lmul(CG *c, const Node *n)
 	return best;
 }
 
+/* gather moves bits: 4-byte elements (f32, i32) in f32 lanes, i64 as scalars */
 static bool x_dtype_ok(const Node *n)
 {
 	DType t = n->in[0]->type.dtype;
-	return t == DT_F32 || t == DT_I64;
+	return t == DT_F32 || t == DT_I32 || t == DT_I64;
 }
 
 static bool lower_node(CG *c, const Node *n)
@@ -2842,6 +2847,14 @@ static bool lower_node(CG *c, const Node *n)
 			return true;
 		}
 	}
+	/* results with no elements: nothing to compute (the loop nests of
+	 * row ops would still walk a row of an empty tensor; regression:
+	 * tests/backend/empty_results.ir, found by the differential tester) */
+	bool empty = true;
+	for (int i = 0; i < n->nout; i++)
+		empty &= shape_numel(&n->out[i]->type.shape) == 0;
+	if (empty)
+		return true;
 	/* the kernel's buffers' addresses, once, before its loops */
 	for (int i = 0; i < n->nin; i++)
 		base_of(c, n->in[i]->id);

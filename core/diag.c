@@ -117,9 +117,9 @@ static int utf8_len(const unsigned char *p, const unsigned char *end)
 
 /* Writes text[0..n) with every byte that is not printable (controls but
  * tab, DEL, bytes that are not valid UTF-8) as \xNN, so that a binary
- * file's bytes never reach the terminal.  Returns the columns written for
+ * file's bytes never reach the terminal (newlines kept where asked).  Returns the columns written for
  * the first `upto` bytes (for the caret), via *cols when not NULL. */
-static void put_escaped(FILE *out, const char *text, size_t n, size_t upto, size_t *cols)
+static void put_escaped(FILE *out, const char *text, size_t n, size_t upto, size_t *cols, bool keep_newlines)
 {
 	const unsigned char *p = (const unsigned char *)text, *end = p + n;
 	size_t col = 0;
@@ -129,7 +129,7 @@ static void put_escaped(FILE *out, const char *text, size_t n, size_t upto, size
 		if (u) {
 			fwrite(p, 1, (size_t)u, out);
 			w = 1;
-		} else if (*p == '\t' || (*p >= 0x20 && *p < 0x7f)) {
+		} else if (*p == '\t' || (*p >= 0x20 && *p < 0x7f) || (*p == '\n' && keep_newlines)) {
 			fputc(*p, out);
 			w = 1;
 			u = 1;
@@ -172,7 +172,7 @@ static void print_line(const DiagSource *src, Loc loc, FILE *out)
 	if (from > 0)
 		fputs("...", out);
 	size_t cols;
-	put_escaped(out, p + from, to - from, at - from, &cols);
+	put_escaped(out, p + from, to - from, at - from, &cols, false);
 	if (to < len)
 		fputs("...", out);
 	fputs("\n  ", out);
@@ -194,14 +194,17 @@ void diag_print(const Diag *d, FILE *out)
 	static const char *level[] = {"error", "warning", "note"};
 	for (int i = 0; i < d->n; i++) {
 		const DiagEntry *e = &d->entries[i];
-		if (e->loc.file && e->loc.line > 0)
-			fprintf(out, "%s:%d:%d: ", e->loc.file, e->loc.line, e->loc.col);
-		else if (e->loc.file)
-			fprintf(out, "%s: ", e->loc.file);
-		else
+		if (e->loc.file) {
+			put_escaped(out, e->loc.file, strlen(e->loc.file), 0, NULL, false);
+			if (e->loc.line > 0)
+				fprintf(out, ":%d:%d", e->loc.line, e->loc.col);
+			fputs(": ", out);
+		} else {
 			fputs("gdcc: ", out);
+		}
 		fprintf(out, "%s: ", level[e->level]);
-		put_escaped(out, e->msg, strlen(e->msg), 0, NULL);
+		/* a message may span lines (a linker's log): those stay lines */
+		put_escaped(out, e->msg, strlen(e->msg), 0, NULL, true);
 		fputc('\n', out);
 		const DiagSource *src = find_source(d, e->loc.file);
 		if (src && e->loc.line > 0)

@@ -171,14 +171,39 @@ int64_t tensor_get_i(const Tensor *t, int64_t i)
 	}
 }
 
+/* v rounded toward 0 and clamped to [lo, hi]; NaN is 0 (a double-to-int
+ * conversion out of range is undefined in C). */
+static int64_t clamp_int(double v, double lo, double hi)
+{
+	if (!(v == v))
+		return 0;
+	if (v <= lo)
+		return (int64_t)lo;
+	if (v >= hi)
+		return hi >= 9.2233720368547758e18 ? INT64_MAX : (int64_t)hi;
+	return (int64_t)v;
+}
+
 void tensor_set_f(Tensor *t, int64_t i, double v)
 {
 	switch (t->type.dtype) {
 	case DT_F32: ((float *)t->data)[i] = (float)v; break;
-	case DT_I32: ((int32_t *)t->data)[i] = (int32_t)v; break;
-	case DT_I64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+	case DT_I32: ((int32_t *)t->data)[i] = (int32_t)clamp_int(v, INT32_MIN, INT32_MAX); break;
+	case DT_I64: ((int64_t *)t->data)[i] = clamp_int(v, -9.2233720368547758e18, 9.2233720368547758e18); break;
 	case DT_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
-	case DT_I8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+	case DT_I8: ((int8_t *)t->data)[i] = (int8_t)clamp_int(v, INT8_MIN, INT8_MAX); break;
+	default: break;
+	}
+}
+
+void tensor_set_i(Tensor *t, int64_t i, int64_t v)
+{
+	switch (t->type.dtype) {
+	case DT_F32: ((float *)t->data)[i] = (float)v; break;
+	case DT_I32: ((int32_t *)t->data)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+	case DT_I64: ((int64_t *)t->data)[i] = v; break;
+	case DT_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
+	case DT_I8: ((int8_t *)t->data)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
 	default: break;
 	}
 }
@@ -221,6 +246,7 @@ void graph_free(Graph *g)
 		free(n->in_loc);
 		free(n->out);
 		free(n->init.values);
+		free(n->init.ivalues);
 		free(n->init.path);
 		free(n->init.resolved);
 		tensor_free(n->init.data);

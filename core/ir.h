@@ -65,7 +65,10 @@ int64_t tensor_numel(const Tensor *t);
 /* Element i converted to double / int64, whatever the dtype. */
 double tensor_get_f(const Tensor *t, int64_t i);
 int64_t tensor_get_i(const Tensor *t, int64_t i);
+/* Element i set from a double (saturating into an integer dtype's range,
+ * NaN as 0) or from an int64 (wrapping as C's conversions do). */
 void tensor_set_f(Tensor *t, int64_t i, double v);
+void tensor_set_i(Tensor *t, int64_t i, int64_t v);
 
 /* ---- attributes ------------------------------------------------------- */
 typedef enum {
@@ -107,6 +110,8 @@ typedef enum {
 typedef struct {
 	InitKind kind;
 	double *values;   /* INIT_INLINE: n values as written */
+	int64_t *ivalues; /* INIT_INLINE: the same values as integers when every one
+			   * was written as one (exact beyond 2^53), else NULL */
 	int64_t nvalues;
 	char *path;       /* INIT_NPY: as written in the model */
 	char *resolved;   /* INIT_NPY: path used to open the file */

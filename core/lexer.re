@@ -107,7 +107,12 @@ int yylex(YYSTYPE *lval, YYLTYPE *lloc, Parser *p)
 		float {
 			set_loc(p, lloc);
 			char *tmp = xstrndup(p->tok, (size_t)(p->cur - p->tok));
+			errno = 0;
 			lval->f = strtod(tmp, NULL);
+			/* overflow (1e999999) is an error; underflow to 0 or a
+			 * subnormal is the nearest double, as in C */
+			if (errno == ERANGE && (lval->f == HUGE_VAL || lval->f == -HUGE_VAL))
+				diag_error(p->d, here(p, p->tok), "number '%s' does not fit in a 64-bit float", tmp);
 			free(tmp);
 			return FLOAT;
 		}

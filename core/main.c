@@ -9,9 +9,13 @@
 #include <errno.h>
 #include <time.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +26,7 @@
 #include "config.h"
 #include "codegen.h"
 #include "frontend.h"
+#include "gdcc_limits.h"
 #include "interp.h"
 #include "legality.h"
 #include "npy.h"
@@ -31,6 +36,7 @@
 #include "npusim.h"
 #include "place.h"
 #include "printer.h"
+#include "reduce.h"
 #include "rng.h"
 #include "target.h"
 #include "util.h"
@@ -44,6 +50,7 @@ static void usage(FILE *out)
 	      "       gdcc run MODEL.ir [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
 	      "                [--output-dir DIR] [--seed N] [--print] [-t TARGET]\n"
 	      "       gdcc import MODEL.onnx [-o MODEL.ir]\n"
+	      "       gdcc reduce MODEL.ir CONDITION [-o OUT.ir] [-- COMMAND... {} ...]\n"
 	      "\n"
 	      "Check a model, print it back, or run it with the reference interpreter.\n"
 	      "\n"
@@ -67,6 +74,12 @@ static void usage(FILE *out)
 	      "      --list-targets   list the targets this build knows\n"
 	      "      --print-legality print the -t target's legality table (no model needed)\n"
 	      "      --format=FORMAT  json (default), csv or md, for --print-legality\n"
+	      "      --max-tensor-bytes=N     the largest tensor (default 4G; K, M, G, T suffixes)\n"
+	      "      --max-workspace-bytes=N  all of a model's tensors, and a program's workspace\n"
+	      "                               (default 16G)\n"
+	      "      --max-model-bytes=N      the longest model file or .pb input read (default 2G)\n"
+	      "                       (the limits also for run and import; and from GDCC_MAX_TENSOR_BYTES,\n"
+	      "                       GDCC_MAX_WORKSPACE_BYTES, GDCC_MAX_MODEL_BYTES)\n"
 	      "  -h, --help           show this help and exit\n"
 	      "  -V, --version        show the version and exit\n"
 	      "\n"
@@ -86,18 +99,172 @@ static void usage(FILE *out)
 	      "  .NAME.npy beside it; small constants inline) or, weightless, to stdout.\n"
 	      "  MODEL may be .onnx wherever MODEL.ir is taken.\n"
 	      "\n"
+	      "Output files are written all or none, when the command succeeds.\n"
 	      "Exit status: 0 success, 1 invalid input, 2 bad command line, 3 run failure,\n"
 	      "4 --check mismatch.\n"
 	      "See gdcc(1) and docs/ir.md.\n",
 	      out);
 }
 
-static int usage_error(const char *fmt, const char *arg)
+/* ---- messages ----------------------------------------------------------------
+ * Everything gdcc prints on stderr goes through put_escaped: a message can
+ * quote input (a name, a source line, the bytes of a binary file, an
+ * argument), and a control character or a byte that is not part of
+ * well-formed UTF-8 is written as \xHH, so no input garbles the terminal. */
+
+/* The length of the printable character at s (a tab, a newline, printable
+ * ASCII or a well-formed UTF-8 sequence that is not a C1 control), or 0. */
+static size_t printable_len(const unsigned char *s, size_t n)
 {
-	fputs("gdcc: error: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs("\ngdcc: try 'gdcc --help'\n", stderr);
+	unsigned c = s[0];
+	if (c < 0x80)
+		return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t';
+	size_t len;
+	unsigned lo = 0x80, hi = 0xbf;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		lo = c == 0xe0 ? 0xa0 : lo;
+		hi = c == 0xed ? 0x9f : hi;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		lo = c == 0xf0 ? 0x90 : lo;
+		hi = c == 0xf4 ? 0x8f : hi;
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi || (c == 0xc2 && s[1] < 0xa0))
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+static void put_escaped(FILE *out, const char *text, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	for (size_t i = 0; i < n;) {
+		size_t k = printable_len(s + i, n - i);
+		if (k) {
+			fwrite(s + i, 1, k, out);
+			i += k;
+		} else {
+			fprintf(out, "\\x%02x", s[i]);
+			i++;
+		}
+	}
+}
+
+/* "gdcc: error: MESSAGE" on stderr, escaped. */
+static void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void errorf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = xvasprintf(fmt, ap);
+	va_end(ap);
+	char *line = xasprintf("gdcc: error: %s\n", m);
+	put_escaped(stderr, line, strlen(line));
+	free(line);
+	free(m);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = xvasprintf(fmt, ap);
+	va_end(ap);
+	errorf("%s", m);
+	free(m);
+	fputs("gdcc: try 'gdcc --help'\n", stderr);
 	return EXIT_USAGE;
+}
+
+/* Print a sink's messages (escaped) and free it. */
+static void print_diags(Diag *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (m) {
+		diag_print(d, m);
+		fclose(m);
+		put_escaped(stderr, buf, len);
+		free(buf);
+	} else {
+		diag_print(d, stderr);
+	}
+}
+
+/* "1234 bytes (1.21 KiB)", or with a note: "1234 bytes (1.21 KiB; NOTE)" */
+static char *human_bytes_note(uint64_t b, const char *note)
+{
+	static const char *unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	if (b < 1024)
+		return note ? xasprintf("%" PRIu64 " bytes (%s)", b, note) : xasprintf("%" PRIu64 " bytes", b);
+	double v = (double)b / 1024;
+	int u = 0;
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	return xasprintf("%" PRIu64 " bytes (%.3g %s%s%s)", b, v, unit[u], note ? "; " : "", note ? note : "");
+}
+static char *human_bytes(uint64_t b) { return human_bytes_note(b, NULL); }
+
+/* ---- resource limits ----------------------------------------------------------
+ * --max-tensor-bytes and --max-workspace-bytes (gdcc_limits.h: checked by the
+ * verifier, the readers and, for the workspace, here after compiling), and
+ * --max-model-bytes: the most bytes read from a model file (model.ir text, a
+ * .onnx) or a TensorProto (.pb) input.  Each also from the environment
+ * (GDCC_MAX_TENSOR_BYTES, GDCC_MAX_WORKSPACE_BYTES, GDCC_MAX_MODEL_BYTES); the
+ * command line wins. */
+#define GDCC_DEFAULT_MAX_MODEL_BYTES ((uint64_t)2 << 30)
+static uint64_t max_model_bytes = GDCC_DEFAULT_MAX_MODEL_BYTES;
+
+enum { OPT_MAX_TENSOR = 0x100, OPT_MAX_WORKSPACE, OPT_MAX_MODEL };
+#define LIMIT_OPTIONS \
+	{"max-tensor-bytes", required_argument, NULL, OPT_MAX_TENSOR}, \
+	{"max-workspace-bytes", required_argument, NULL, OPT_MAX_WORKSPACE}, \
+	{"max-model-bytes", required_argument, NULL, OPT_MAX_MODEL}
+
+/* A limit option (c one of OPT_MAX_*): 0, or EXIT_USAGE after the message. */
+static int limit_option(int c, const char *arg)
+{
+	static const char *const names[] = {"--max-tensor-bytes", "--max-workspace-bytes", "--max-model-bytes"};
+	uint64_t v;
+	if (!parse_byte_size(arg, &v))
+		return usage_error("%s needs a byte count (a positive number with an optional K, M, G or T suffix), got '%s'",
+				   names[c - OPT_MAX_TENSOR], arg);
+	Limits l = *limits();
+	if (c == OPT_MAX_TENSOR)
+		l.max_tensor_bytes = v;
+	else if (c == OPT_MAX_WORKSPACE)
+		l.max_workspace_bytes = v;
+	else
+		max_model_bytes = v;
+	limits_set(&l);
+	return 0;
+}
+
+static int limits_from_environment(void)
+{
+	char *err = NULL;
+	if (!limits_from_env(&err)) {
+		errorf("%s", err);
+		free(err);
+		return EXIT_USAGE;
+	}
+	const char *s = getenv("GDCC_MAX_MODEL_BYTES");
+	if (s && *s && !parse_byte_size(s, &max_model_bytes)) {
+		errorf("GDCC_MAX_MODEL_BYTES='%s' is not a byte count (a positive number with an optional K, M, G or T suffix)", s);
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 
 static void list_ops(void)
@@ -133,11 +300,148 @@ static double now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Check the model; NULL after printing the errors. */
+/* ---- reading inputs ------------------------------------------------------------ */
+static Loc model_loc; /* the model's graph, for messages about the whole program */
+
+/* Open a file that is read whole (`what`: "model", "input"): a directory,
+ * or a regular file above --max-model-bytes, is an error; so is a file that
+ * is not a regular one unless may_stream (then the reader caps it).  -1
+ * after the error in d. */
+static int open_whole(const char *path, const char *what, bool may_stream, Diag *d)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		diag_error(d, loc_at(path, 0, 0), "cannot read %s: %s", what, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	char *why = NULL;
+	if (S_ISDIR(st.st_mode)) {
+		why = xasprintf("is a directory, not a %s file", what);
+	} else if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max_model_bytes) {
+		char *h = human_bytes((uint64_t)st.st_size), *l = human_bytes_note(max_model_bytes, "--max-model-bytes");
+		why = xasprintf("the %s file is %s, above the limit of %s", what, h, l);
+		free(h);
+		free(l);
+	} else if (!S_ISREG(st.st_mode) && !may_stream) {
+		why = xstrdup("not a regular file (an .onnx or .pb file is read from a regular file)");
+	}
+	if (why) {
+		diag_error(d, loc_at(path, 0, 0), "%s", why);
+		free(why);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Read model text from a file, a pipe or a device, at most --max-model-bytes;
+ * NULL after the error in d. */
+static char *read_model_text(const char *path, size_t *len, Diag *d)
+{
+	int fd = open_whole(path, "model", true, d);
+	if (fd < 0)
+		return NULL;
+	/* read at most limit + 1 bytes: one more than the limit says it is too long */
+	uint64_t limit = max_model_bytes < SIZE_MAX / 4 ? max_model_bytes : SIZE_MAX / 4;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = xmalloc(cap + 1);
+	while ((uint64_t)n <= limit) {
+		if (n == cap) {
+			cap = (uint64_t)cap * 2 > limit + 1 ? (size_t)limit + 1 : cap * 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		ssize_t got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			diag_error(d, loc_at(path, 0, 0), "cannot read model: %s", strerror(errno));
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	if ((uint64_t)n > limit) {
+		char *l = human_bytes_note(max_model_bytes, "--max-model-bytes");
+		diag_error(d, loc_at(path, 0, 0), "the model is longer than the limit of %s", l);
+		free(l);
+		free(buf);
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+static Graph *read_model(const char *path, Diag *d)
+{
+	if (onnx_is_model(path)) {
+		int fd = open_whole(path, "model", false, d);
+		if (fd < 0)
+			return NULL;
+		close(fd);
+		return onnx_load_specialized(path, onnx_specialize_dir, d);
+	}
+	size_t len;
+	char *text = read_model_text(path, &len, d);
+	if (!text)
+		return NULL;
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? xstrndup(path, (size_t)(slash - path + (slash == path))) : NULL;
+	Graph *g = parse_model(path, dir, text, len, d);
+	free(dir);
+	free(text);
+	return g;
+}
+
+/* A TensorProto input (read whole: a regular file within --max-model-bytes). */
+static Tensor *read_pb(const char *path, Diag *d)
+{
+	int fd = open_whole(path, "input", false, d);
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	char *err = NULL;
+	Tensor *t = onnx_load_tensor(path, &err);
+	if (!t) {
+		diag_error(d, loc_at(path, 0, 0), "%s", err);
+		free(err);
+	}
+	return t;
+}
+
+/* An .npy input (npy_read checks its header against the limits). */
+static Tensor *read_npy(const char *path, Diag *d)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		diag_error(d, loc_at(path, 0, 0), "is a directory, not an .npy file");
+		return NULL;
+	}
+	char *err = NULL;
+	Tensor *t = NULL;
+	if (!npy_read(path, &t, &err)) {
+		diag_error(d, loc_at(path, 0, 0), "%s", err);
+		free(err);
+		return NULL;
+	}
+	return t;
+}
+
+/* Check the model; NULL after reporting the errors into d. */
 static Graph *load_and_verify(const char *path, Diag *d)
 {
 	double t0 = now();
-	Graph *g = onnx_is_model(path) ? onnx_load_specialized(path, onnx_specialize_dir, d) : load_model(path, d);
+	model_loc = loc_at(path, 0, 0);
+	Graph *g = read_model(path, d);
+	if (g)
+		model_loc = g->loc;
 	if (g && !graph_verify(g, d)) {
 		graph_free(g);
 		g = NULL;
@@ -148,39 +452,483 @@ static Graph *load_and_verify(const char *path, Diag *d)
 
 static int finish(Diag *d, int status)
 {
-	diag_print(d, stderr);
+	print_diags(d);
 	diag_free(d);
 	return status;
 }
 
-/* Write through fn to a temporary file beside `path`, renamed into place
- * only when everything was written: no partial output file is ever left.
- * No path, or "-": standard output. */
+/* ---- output files ----------------------------------------------------------------
+ * Every file a command writes (-o, the .s.json manifest, .host.s, --report,
+ * run's .npy outputs, import's weights) is staged, and all of them are
+ * committed together when the command succeeds (main: outputs_commit), or
+ * all removed when it fails (outputs_abort): a command writes all of its
+ * outputs or none.  By what the path names:
+ *  - nothing, or a regular file: a temporary file beside it (PATH.tmpPID),
+ *    renamed over it at commit (a file it replaces keeps its mode);
+ *  - a symlink: its target (followed to the end, also when that does not
+ *    exist yet) is written as above, and the link stays a link;
+ *  - an existing file that is not a regular one (a device such as /dev/null
+ *    or /dev/full, a FIFO, a terminal): staged in $TMPDIR, then written into
+ *    it at commit, opened for writing but neither created nor truncated
+ *    (what gcc -o /dev/null does);
+ *  - standard output (no -o, or -o -): staged in memory, written at commit;
+ *  - a directory: an error.
+ * Write errors (ENOSPC, EIO) name the path and fail the command (status 3).
+ * The temporaries are also removed at exit and on SIGINT, SIGTERM, SIGHUP,
+ * SIGPIPE and SIGABRT. */
 typedef void (*Writer)(FILE *out, const void *ctx);
 
+typedef enum { OUT_RENAME, OUT_COPY, OUT_STDOUT, OUT_REMOVE, OUT_RMDIR } OutKind;
+
+typedef struct {
+	OutKind kind;
+	char *path;      /* as given, for messages */
+	char *final;     /* the file written (symlinks resolved, its folder canonical) */
+	char *tmp;       /* the staged file (OUT_RENAME, OUT_COPY) */
+	char *mem;       /* OUT_STDOUT: the text */
+	size_t memlen;
+	bool keep_mode;  /* OUT_RENAME over an existing file: give the new one its mode */
+	mode_t mode;
+	bool done;       /* committed */
+} Output;
+
+static Output **staged;
+static int nstaged;
+static volatile sig_atomic_t staged_count; /* what the signal handler may walk */
+
+static void remove_temps(void)
+{
+	for (int i = 0; i < staged_count; i++) {
+		Output *o = staged[i];
+		if (o->tmp && !o->done && o->kind != OUT_RMDIR)
+			unlink(o->tmp);
+	}
+	for (int i = 0; i < staged_count; i++)
+		if (staged[i]->kind == OUT_RMDIR)
+			rmdir(staged[i]->final);
+}
+
+static void on_fatal_signal(int sig)
+{
+	remove_temps();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void staged_push(Output *o)
+{
+	static bool handlers;
+	if (!handlers) {
+		handlers = true;
+		static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGABRT};
+		for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+			struct sigaction sa;
+			memset(&sa, 0, sizeof sa);
+			sa.sa_handler = on_fatal_signal;
+			sigemptyset(&sa.sa_mask);
+			struct sigaction old;
+			if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+				continue; /* (nohup) */
+			sigaction(sigs[i], &sa, NULL);
+		}
+		atexit(remove_temps);
+	}
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	staged = xrealloc(staged, (size_t)(nstaged + 1) * sizeof *staged);
+	staged[nstaged++] = o;
+	staged_count = nstaged;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static void output_free(Output *o)
+{
+	free(o->path);
+	free(o->final);
+	free(o->tmp);
+	free(o->mem);
+	free(o);
+}
+
+static void staged_clear(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	for (int i = 0; i < nstaged; i++)
+		output_free(staged[i]);
+	free(staged);
+	staged = NULL;
+	nstaged = 0;
+	staged_count = 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Remove everything staged, and what a commit already put in place. */
+static void outputs_abort(void)
+{
+	for (int i = 0; i < nstaged; i++) {
+		Output *o = staged[i];
+		if ((o->kind == OUT_RENAME || o->kind == OUT_COPY) && !o->done)
+			unlink(o->tmp);
+		else if (o->kind == OUT_RENAME && o->done)
+			unlink(o->final);
+	}
+	for (int i = 0; i < nstaged; i++)
+		if (staged[i]->kind == OUT_RMDIR)
+			rmdir(staged[i]->final);
+	staged_clear();
+}
+
+/* The folder part and the last component of a path ("." for none). */
+static void split_path(const char *path, char **dir, char **base)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash) {
+		*dir = xstrdup(".");
+		*base = xstrdup(path);
+	} else {
+		*dir = slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
+		*base = xstrdup(slash + 1);
+	}
+}
+
+/* The file writing `path` writes: symlinks followed (a dangling one to the
+ * name it points at), the folder made canonical.  NULL with errno set when
+ * that cannot be found. */
+static char *resolve_output(const char *path)
+{
+	char *cur = xstrdup(path);
+	int hops = 0;
+	for (;;) {
+		struct stat st;
+		if (lstat(cur, &st) != 0) {
+			if (errno != ENOENT) {
+				free(cur);
+				return NULL;
+			}
+			break;
+		}
+		if (!S_ISLNK(st.st_mode))
+			break;
+		if (++hops > 40) {
+			free(cur);
+			errno = ELOOP;
+			return NULL;
+		}
+		size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 256;
+		char *target;
+		ssize_t n;
+		for (;;) {
+			target = xmalloc(cap);
+			n = readlink(cur, target, cap);
+			if (n < 0 || (size_t)n < cap)
+				break;
+			free(target);
+			cap *= 2;
+		}
+		if (n < 0) {
+			int e = errno;
+			free(target);
+			free(cur);
+			errno = e;
+			return NULL;
+		}
+		target[n] = 0;
+		char *next;
+		if (target[0] == '/') {
+			next = target;
+		} else {
+			char *dir, *base;
+			split_path(cur, &dir, &base);
+			next = xasprintf("%s/%s", dir, target);
+			free(dir);
+			free(base);
+			free(target);
+		}
+		free(cur);
+		cur = next;
+	}
+	char *dir, *base;
+	split_path(cur, &dir, &base);
+	free(cur);
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		free(dir);
+		free(base);
+		errno = EISDIR;
+		return NULL;
+	}
+	char *canon = realpath(dir, NULL);
+	int e = errno;
+	free(dir);
+	if (!canon) {
+		free(base);
+		errno = e;
+		return NULL;
+	}
+	char *r = xasprintf("%s%s%s", canon, canon[strlen(canon) - 1] == '/' ? "" : "/", base);
+	free(canon);
+	free(base);
+	return r;
+}
+
+/* Stage an output.  stdout_dash: "-" (and NULL) mean standard output.
+ * adopt: an already written file to commit as `path` (import's weights,
+ * written into a staging folder beside it).  NULL and *rc after the message. */
+static Output *stage(const char *path, bool stdout_dash, const char *adopt, int *rc)
+{
+	Output *o = xcalloc(1, sizeof *o);
+	if (!path || (stdout_dash && strcmp(path, "-") == 0)) {
+		o->kind = OUT_STDOUT;
+		o->path = xstrdup("standard output");
+		staged_push(o);
+		return o;
+	}
+	o->path = xstrdup(path);
+	o->final = resolve_output(path);
+	struct stat st;
+	if (!o->final) {
+		errorf("cannot create '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	if (lstat(o->final, &st) != 0) {
+		if (errno != ENOENT) {
+			errorf("cannot create '%s': %s", path, strerror(errno));
+			goto fail;
+		}
+		o->kind = OUT_RENAME;
+	} else if (S_ISDIR(st.st_mode)) {
+		errorf("cannot write '%s': %s", path, strerror(EISDIR));
+		goto fail;
+	} else if (S_ISREG(st.st_mode)) {
+		o->kind = OUT_RENAME;
+		o->keep_mode = true;
+		o->mode = st.st_mode & 07777;
+	} else {
+		o->kind = OUT_COPY;
+	}
+	for (int i = 0; i < nstaged; i++) {
+		const Output *p = staged[i];
+		if (p->kind == OUT_RENAME && o->kind == OUT_RENAME && strcmp(p->final, o->final) == 0) {
+			if (strcmp(p->path, path) == 0)
+				errorf("'%s' is named for two outputs", path);
+			else
+				errorf("'%s' and '%s' name the same file, for two outputs", p->path, path);
+			output_free(o);
+			*rc = EXIT_USAGE;
+			return NULL;
+		}
+	}
+	if (adopt) {
+		o->tmp = xstrdup(adopt);
+		staged_push(o);
+		return o;
+	}
+	if (o->kind == OUT_COPY) {
+		const char *td = getenv("TMPDIR");
+		o->tmp = xasprintf("%s/gdcc-out-XXXXXX", td && *td ? td : "/tmp");
+		int fd = mkstemp(o->tmp);
+		if (fd < 0) {
+			errorf("cannot create a temporary file for '%s' (%s): %s", path, o->tmp, strerror(errno));
+			goto fail;
+		}
+		close(fd);
+	} else {
+		for (int k = 0;; k++) {
+			o->tmp = k ? xasprintf("%s.tmp%ld.%d", o->final, (long)getpid(), k)
+				   : xasprintf("%s.tmp%ld", o->final, (long)getpid());
+			int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+			if (fd >= 0) {
+				close(fd);
+				break;
+			}
+			if (errno != EEXIST || k == 100) {
+				errorf("cannot create '%s': %s", path, strerror(errno));
+				goto fail;
+			}
+			free(o->tmp);
+		}
+	}
+	staged_push(o);
+	return o;
+fail:
+	free(o->tmp);
+	o->tmp = NULL;
+	output_free(o);
+	*rc = EXIT_RUN;
+	return NULL;
+}
+
+/* Stage `path` for a writer that takes a file name (npy_write): the name
+ * to write, or NULL and *rc after the message. */
+static const char *stage_file(const char *path, int *rc)
+{
+	Output *o = stage(path, false, NULL, rc);
+	return o ? o->tmp : NULL;
+}
+
+/* At commit, remove `path` if it is a regular file (a stale output). */
+static void stage_remove(const char *path)
+{
+	Output *o = xcalloc(1, sizeof *o);
+	o->kind = OUT_REMOVE;
+	o->path = xstrdup(path);
+	o->final = xstrdup(path);
+	staged_push(o);
+}
+
+/* A staging folder, removed at the end (after its files are committed). */
+static void stage_rmdir(const char *dir)
+{
+	Output *o = xcalloc(1, sizeof *o);
+	o->kind = OUT_RMDIR;
+	o->path = xstrdup(dir);
+	o->final = xstrdup(dir);
+	staged_push(o);
+}
+
+/* Write through fn into the staged file for `path` (no path, or "-":
+ * standard output).  0, or an exit status after the message. */
 static int write_output(const char *path, Writer fn, const void *ctx)
 {
-	if (!path || strcmp(path, "-") == 0) {
-		fn(stdout, ctx);
-		return fflush(stdout) == 0 ? 0 : EXIT_RUN;
-	}
-	char *tmp = xasprintf("%s.tmp%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
+	int rc = 0;
+	Output *o = stage(path, true, NULL, &rc);
+	if (!o)
+		return rc;
+	FILE *f = o->kind == OUT_STDOUT ? open_memstream(&o->mem, &o->memlen) : fopen(o->tmp, "wb");
 	if (!f) {
-		fprintf(stderr, "gdcc: error: cannot create '%s': %s\n", path, strerror(errno));
-		free(tmp);
+		errorf("cannot create '%s': %s", o->kind == OUT_STDOUT ? "standard output" : path, strerror(errno));
 		return EXIT_RUN;
 	}
 	fn(f, ctx);
-	bool ok = !ferror(f);
-	ok = (fclose(f) == 0) && ok;
-	if (!ok || rename(tmp, path) != 0) {
-		fprintf(stderr, "gdcc: error: cannot write '%s': %s\n", path, strerror(errno));
-		remove(tmp);
-		free(tmp);
+	int e = 0;
+	if (ferror(f))
+		e = errno ? errno : EIO;
+	if (fclose(f) != 0 && !e)
+		e = errno;
+	if (e) {
+		errorf("cannot write '%s': %s", o->path, strerror(e));
 		return EXIT_RUN;
 	}
-	free(tmp);
+	return 0;
+}
+
+/* Does -o name a file that can have others beside it (the .s.json
+ * manifest, the .host.s)?  Not standard output, nor a device or FIFO
+ * (gdcc -S -o /dev/null writes nothing else). */
+static bool names_a_file(const char *out)
+{
+	struct stat st;
+	if (!out || strcmp(out, "-") == 0)
+		return false;
+	return stat(out, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode);
+}
+
+/* Copy a staged file into an existing non-regular file. */
+static bool copy_into(const char *from, const char *to, int *err)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		*err = errno;
+		return false;
+	}
+	int out = open(to, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (out < 0) {
+		*err = errno;
+		close(in);
+		return false;
+	}
+	char buf[1 << 16];
+	bool ok = true;
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0) {
+				*err = errno;
+				ok = false;
+			}
+			break;
+		}
+		for (ssize_t w = 0; ok && w < n;) {
+			ssize_t k = write(out, buf + w, (size_t)(n - w));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				*err = k < 0 ? errno : EIO;
+				ok = false;
+			} else {
+				w += k;
+			}
+		}
+		if (!ok)
+			break;
+	}
+	close(in);
+	if (close(out) != 0 && ok) {
+		*err = errno;
+		ok = false;
+	}
+	return ok;
+}
+
+/* Put every staged output in place: standard output first, then the
+ * devices and FIFOs, then the renames.  0, or EXIT_RUN after the message
+ * with nothing left behind. */
+static int outputs_commit(void)
+{
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < nstaged; i++) {
+		Output *o = staged[i];
+		if (o->kind != OUT_STDOUT)
+			continue;
+		if ((o->memlen && fwrite(o->mem, 1, o->memlen, stdout) != o->memlen) || fflush(stdout) != 0) {
+			errorf("cannot write to standard output: %s", strerror(errno));
+			rc = EXIT_RUN;
+		}
+		o->done = true;
+	}
+	for (int i = 0; rc == 0 && i < nstaged; i++) {
+		Output *o = staged[i];
+		int e = 0;
+		if (o->kind != OUT_COPY)
+			continue;
+		if (!copy_into(o->tmp, o->final, &e)) {
+			errorf("cannot write '%s': %s", o->path, strerror(e));
+			rc = EXIT_RUN;
+		}
+		unlink(o->tmp);
+		o->done = true;
+	}
+	for (int i = 0; rc == 0 && i < nstaged; i++) {
+		Output *o = staged[i];
+		if (o->kind != OUT_RENAME)
+			continue;
+		if (o->keep_mode)
+			chmod(o->tmp, o->mode);
+		if (rename(o->tmp, o->final) != 0) {
+			errorf("cannot write '%s': %s", o->path, strerror(errno));
+			rc = EXIT_RUN;
+		} else {
+			o->done = true;
+		}
+	}
+	if (rc) {
+		outputs_abort();
+		return rc;
+	}
+	for (int i = 0; i < nstaged; i++) {
+		Output *o = staged[i];
+		struct stat st;
+		if (o->kind == OUT_REMOVE && lstat(o->final, &st) == 0 && S_ISREG(st.st_mode))
+			unlink(o->final);
+	}
+	for (int i = 0; i < nstaged; i++)
+		if (staged[i]->kind == OUT_RMDIR)
+			rmdir(staged[i]->final);
+	staged_clear();
 	return 0;
 }
 
@@ -243,24 +991,54 @@ static uint64_t content_hash(const Graph *g, const Target *t)
 static const char *report_path; /* --report=FILE */
 static const char *host_name;   /* --host=TARGET */
 /* --param NAME=VALUE: the target's .md params overridden (compile and run) */
-static const char *param_settings[32];
+static const char **param_settings;
 static int nparam_settings;
 static Target *param_target;
 
 static int add_param_setting(const char *arg)
 {
-	if (nparam_settings == 32 || !strchr(arg, '='))
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg)
 		return 0;
+	param_settings = xrealloc(param_settings, (size_t)(nparam_settings + 1) * sizeof *param_settings);
 	param_settings[nparam_settings++] = arg;
 	return 1;
 }
 
-/* t with the --param overrides, or t; NULL after an error in d */
-static const Target *with_params(const Target *t, Diag *d)
+/* t with the --param overrides, or t; NULL after the message (a bad
+ * command line: a param the target does not have, a bad value). */
+static const Target *with_params(const Target *t)
 {
 	if (!t || !nparam_settings)
 		return t;
-	param_target = target_with_params(t, nparam_settings, param_settings, d);
+	for (int i = 0; i < nparam_settings; i++) {
+		const char *eq = strchr(param_settings[i], '=');
+		char *name = xstrndup(param_settings[i], (size_t)(eq - param_settings[i]));
+		bool known = target_param(t, name) != NULL;
+		if (!known) {
+			char *list = xstrdup("");
+			for (int k = 0; k < t->nparams; k++) {
+				char *l = xasprintf("%s%s%s", list, k ? ", " : "", t->params[k].name);
+				free(list);
+				list = l;
+			}
+			usage_error("--param %s: target '%s' has no param '%s' (%s%s)", param_settings[i], t->name, name,
+				    t->nparams ? "its params: " : "it has none", list);
+			free(list);
+			free(name);
+			return NULL;
+		}
+		free(name);
+	}
+	Diag d;
+	diag_init(&d);
+	param_target = target_with_params(t, nparam_settings, param_settings, &d);
+	/* (the simulator's library names itself in these: gdcc says them) */
+	for (int i = 0; i < d.n; i++)
+		if (d.entries[i].loc.file && strcmp(d.entries[i].loc.file, "npusim") == 0)
+			d.entries[i].loc.file = NULL;
+	print_diags(&d);
+	diag_free(&d);
 	return param_target;
 }
 static const char *placed_emit; /* --emit=placement|loops|mir of a placed model, or NULL (-S) */
@@ -293,14 +1071,34 @@ static void write_report(FILE *out, const void *ctx)
 	program_report(out, j->p, j->hash, front_seconds);
 }
 
+/* Why the last compile() returned NULL: EXIT_INPUT (the model), or EXIT_RUN
+ * (its report could not be written). */
+static int compile_status = EXIT_INPUT;
+
 static Program *compile(const Graph *g, const Target *t, FILE *loops, Diag *d)
 {
+	compile_status = EXIT_INPUT;
 	double t0 = now();
 	bool ok = legality_check(g, t, d, NULL);
 	front_seconds[1] = now() - t0;
 	if (!ok)
 		return NULL;
 	Program *p = codegen(g, t, loops, d);
+	if (p && (p->workspace_bytes < 0 || (uint64_t)p->workspace_bytes > limits()->max_workspace_bytes)) {
+		char *w = human_bytes((uint64_t)p->workspace_bytes),
+		     *l = human_bytes_note(limits()->max_workspace_bytes, "--max-workspace-bytes");
+		if (p->workspace_bytes < 0)
+			diag_error(d, model_loc, "the program compiled for %s needs a workspace larger than 2^63 bytes",
+				   t->name);
+		else
+			diag_error(d, model_loc,
+				   "the program compiled for %s needs a workspace of %s, above the limit of %s",
+				   t->name, w, l);
+		free(w);
+		free(l);
+		program_free(p);
+		return NULL;
+	}
 	if (p && collect_reports) {
 		char *buf = NULL;
 		size_t len = 0;
@@ -310,7 +1108,9 @@ static Program *compile(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		collected_add(buf);
 	} else if (p && report_path) {
 		ProgramJob job = {p, content_hash(g, t)};
-		if (write_output(report_path, write_report, &job) != 0) {
+		int wrc = write_output(report_path, write_report, &job);
+		if (wrc != 0) {
+			compile_status = wrc;
 			program_free(p);
 			return NULL;
 		}
@@ -407,7 +1207,7 @@ static int compile_placed(const Graph *g, const Target *t, const Target *host, c
 		progs[k] = compile(pl->segs[k].g, pl->segs[k].t, loops ? ts : NULL, d);
 		codegen_entry = "gdcc_entry";
 		if (!progs[k])
-			rc = EXIT_INPUT;
+			rc = compile_status;
 		else if (mir)
 			mfunc_dump(ts, progs[k]->f);
 	}
@@ -424,7 +1224,7 @@ static int compile_placed(const Graph *g, const Target *t, const Target *host, c
 			any_host |= pl->segs[k].host;
 		PlacedAsmJob job = {pl, progs, hash, false};
 		rc = write_output(out, write_placed_asm, &job);
-		if (rc == 0 && out && strcmp(out, "-") != 0) {
+		if (rc == 0 && names_a_file(out)) {
 			size_t n = strlen(out);
 			char *hpath = n > 2 && strcmp(out + n - 2, ".s") == 0 ? xasprintf("%.*s.host.s", (int)(n - 2), out)
 									    : xasprintf("%s.host.s", out);
@@ -432,7 +1232,7 @@ static int compile_placed(const Graph *g, const Target *t, const Target *host, c
 				job.host_part = true;
 				rc = write_output(hpath, write_placed_asm, &job);
 			} else {
-				remove(hpath); /* (a stale one from an earlier compile) */
+				stage_remove(hpath); /* (a stale one from an earlier compile) */
 			}
 			free(hpath);
 			char *mpath = xasprintf("%s.json", out);
@@ -505,6 +1305,7 @@ static int cmd_check(int argc, char **argv)
 		{"param", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
+		LIMIT_OPTIONS,
 		{0},
 	};
 	const char *out = NULL, *emit = NULL, *target_name = NULL, *format = NULL;
@@ -520,7 +1321,7 @@ static int cmd_check(int argc, char **argv)
 		case 'H': host_name = optarg; break;
 		case 'M':
 			if (!add_param_setting(optarg))
-				return usage_error("--param needs NAME=VALUE (at most 32), got '%s'", optarg);
+				return usage_error("--param needs NAME=VALUE, got '%s'", optarg);
 			break;
 		case 'A': {
 			static const char *const passes[] = {"lower", "select", "allocate"};
@@ -539,6 +1340,12 @@ static int cmd_check(int argc, char **argv)
 			emit = optarg;
 			break;
 		case 'f': format = optarg; break;
+		case OPT_MAX_TENSOR:
+		case OPT_MAX_WORKSPACE:
+		case OPT_MAX_MODEL:
+			if (limit_option(c, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'L': list_ops(); return 0;
 		case 'T': list_targets(); return 0;
 		case 'P': print_legality = true; break;
@@ -553,14 +1360,8 @@ static int cmd_check(int argc, char **argv)
 		return unknown_target(target_name);
 	if (nparam_settings && !target)
 		return usage_error("--param overrides a target's parameters: give -t TARGET%s", "");
-	if (nparam_settings) {
-		Diag pd;
-		diag_init(&pd);
-		target = with_params(target, &pd);
-		if (!target)
-			return finish(&pd, EXIT_USAGE);
-		diag_free(&pd);
-	}
+	if (nparam_settings && !(target = with_params(target)))
+		return EXIT_USAGE;
 	LegalityFormat lf = LEGALITY_JSON;
 	if (format) {
 		if (!print_legality)
@@ -592,6 +1393,9 @@ static int cmd_check(int argc, char **argv)
 		return usage_error("-S and --emit=%s: choose one", emit);
 	if (((emit && strcmp(emit, "ir") != 0) || assemble) && !target)
 		return usage_error("this output needs a target: -t TARGET (see --list-targets)%s", "");
+	if (report_path && !assemble && !(emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0 ||
+						 strcmp(emit, "placement") == 0)))
+		return usage_error("--report is the report of a compilation: give -S (or --emit=loops, mir or placement)%s", "");
 	Diag d;
 	diag_init(&d);
 	Graph *g = load_and_verify(argv[optind], &d);
@@ -626,12 +1430,12 @@ static int cmd_check(int argc, char **argv)
 		if (lstream)
 			fclose(lstream);
 		if (!p) {
-			rc = EXIT_INPUT;
+			rc = compile_status;
 		} else {
 			ProgramJob job = {p, content_hash(g, target)};
 			if (assemble) {
 				rc = write_output(out, write_asm, &job);
-				if (rc == 0 && out && strcmp(out, "-") != 0) {
+				if (rc == 0 && names_a_file(out)) {
 					char *mpath = xasprintf("%s.json", out);
 					rc = write_output(mpath, write_manifest, &job);
 					free(mpath);
@@ -672,6 +1476,27 @@ static const char *npusim_path(void)
 }
 
 /* A target's command template with {name} replaced (values shell-quoted). */
+/* A word for sh: in single quotes, each ' as '\'' */
+static char *shell_quote(const char *v)
+{
+	size_t n = 3;
+	for (const char *q = v; *q; q++)
+		n += *q == '\'' ? 4 : 1;
+	char *r = xmalloc(n), *o = r;
+	*o++ = '\'';
+	for (const char *q = v; *q; q++) {
+		if (*q == '\'') {
+			memcpy(o, "'\\''", 4);
+			o += 4;
+		} else {
+			*o++ = *q;
+		}
+	}
+	*o++ = '\'';
+	*o = 0;
+	return r;
+}
+
 static char *fill_command(const char *tmpl, const char *const *keys, const char *const *vals, int n)
 {
 	size_t cap = 256, len = 0;
@@ -679,13 +1504,12 @@ static char *fill_command(const char *tmpl, const char *const *keys, const char 
 	for (const char *s = tmpl; *s;) {
 		const char *piece = s;
 		size_t plen = 1;
-		char quoted[4096];
+		char *quoted = NULL;
 		if (*s == '{') {
 			for (int i = 0; i < n; i++) {
 				size_t kl = strlen(keys[i]);
 				if (strncmp(s + 1, keys[i], kl) == 0 && s[1 + kl] == '}') {
-					snprintf(quoted, sizeof quoted, "'%s'", vals[i]);
-					piece = quoted;
+					piece = quoted = shell_quote(vals[i]);
 					plen = strlen(quoted);
 					s += kl + 1;
 					break;
@@ -697,6 +1521,7 @@ static char *fill_command(const char *tmpl, const char *const *keys, const char 
 			out = xrealloc(out, cap = 2 * (len + plen + 1));
 		memcpy(out + len, piece, plen);
 		len += plen;
+		free(quoted);
 	}
 	out[len] = 0;
 	return out;
@@ -742,7 +1567,7 @@ static int run_on_target(const Graph *g, const Target *t, Tensor *const *inputs,
 {
 	Program *p = compile(g, t, NULL, d);
 	if (!p)
-		return EXIT_INPUT;
+		return compile_status;
 	const ParamInfo *link = target_param(t, "link"), *run = target_param(t, "run"), *harness = target_param(t, "harness");
 	if (!link || !link->str || !run || !run->str || ((!harness || !harness->str) && strstr(link->str, "{harness}"))) {
 		diag_error(d, loc_at(NULL, 0, 0), "%s: the .md does not say how to link and run a program (params link, run, harness)",
@@ -750,9 +1575,14 @@ static int run_on_target(const Graph *g, const Target *t, Tensor *const *inputs,
 		program_free(p);
 		return EXIT_RUN;
 	}
-	char dir[] = "/tmp/gdcc-run-XXXXXX";
+	/* in $TMPDIR (default /tmp), so that whoever runs us (gdcc reduce, a
+	 * test) can keep what a killed run leaves behind in its own folder */
+	const char *tmpdir = getenv("TMPDIR");
+	char *dir = xasprintf("%s/gdcc-run-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
 	if (!mkdtemp(dir)) {
-		diag_error(d, loc_at(NULL, 0, 0), "cannot create a temporary folder: %s", strerror(errno));
+		diag_error(d, loc_at(NULL, 0, 0), "cannot create a temporary folder in %s: %s",
+			   tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(errno));
+		free(dir);
 		program_free(p);
 		return EXIT_RUN;
 	}
@@ -846,6 +1676,12 @@ static int run_on_target(const Graph *g, const Target *t, Tensor *const *inputs,
 		char *cmd = fill_command(tmpl, keys, vals, 5);
 		free(tmpl);
 		char *full = xasprintf("%s%s", cmd, args);
+		/* the simulator checks its buffers against the same limits */
+		char lim[32];
+		snprintf(lim, sizeof lim, "%" PRIu64, limits()->max_tensor_bytes);
+		setenv("GDCC_MAX_TENSOR_BYTES", lim, 1);
+		snprintf(lim, sizeof lim, "%" PRIu64, limits()->max_workspace_bytes);
+		setenv("GDCC_MAX_WORKSPACE_BYTES", lim, 1);
 		int st = rc ? 0 : system(full);
 		if (st != 0) {
 			diag_error(d, loc_at(NULL, 0, 0), "%s: the compiled model failed (%s, status %d)", t->name, cmd,
@@ -887,6 +1723,7 @@ out:
 	remove(stats_path);
 	free(stats_path);
 	rmdir(dir);
+	free(dir);
 	free(asm_path);
 	free(prog);
 	free(harness_path);
@@ -1045,11 +1882,12 @@ static int cmd_run(int argc, char **argv)
 		{"host", required_argument, NULL, 'H'},
 		{"param", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
+		LIMIT_OPTIONS,
 		{0},
 	};
 	bool check = false;
 	const char *onnx_test = NULL;
-	Binding ins[64], outs[64];
+	Binding *ins = NULL, *outs = NULL;
 	int nins = 0, nouts = 0, rc = 0;
 	const char *outdir = NULL, *target = NULL;
 	uint64_t seed = 0;
@@ -1061,16 +1899,15 @@ static int cmd_run(int argc, char **argv)
 		switch (c) {
 		case 'i':
 		case 'o': {
-			Binding *b = c == 'i' ? &ins[nins] : &outs[nouts];
-			if ((c == 'i' ? nins : nouts) == 64) {
-				rc = usage_error("too many bindings (at most 64)%s", "");
-				goto done;
-			}
-			if (!parse_binding(optarg, b)) {
+			Binding b;
+			if (!parse_binding(optarg, &b)) {
 				rc = usage_error("expected NAME=FILE.npy, got '%s'", optarg);
 				goto done;
 			}
-			(c == 'i' ? nins++ : nouts++);
+			Binding **v = c == 'i' ? &ins : &outs;
+			int *n = c == 'i' ? &nins : &nouts;
+			*v = xrealloc(*v, (size_t)(*n + 1) * sizeof **v);
+			(*v)[(*n)++] = b;
 			break;
 		}
 		case 'D': outdir = optarg; break;
@@ -1091,7 +1928,7 @@ static int cmd_run(int argc, char **argv)
 		case 'H': host_name = optarg; break;
 		case 'M':
 			if (!add_param_setting(optarg)) {
-				rc = usage_error("--param needs NAME=VALUE (at most 32), got '%s'", optarg);
+				rc = usage_error("--param needs NAME=VALUE, got '%s'", optarg);
 				goto done;
 			}
 			break;
@@ -1107,6 +1944,12 @@ static int cmd_run(int argc, char **argv)
 			break;
 		}
 		case 't': target = optarg; break;
+		case OPT_MAX_TENSOR:
+		case OPT_MAX_WORKSPACE:
+		case OPT_MAX_MODEL:
+			if ((rc = limit_option(c, optarg)))
+				goto done;
+			break;
 		case 'h': usage(stdout); goto done;
 		case ':': rc = usage_error("option '%s' needs an argument", argv[optind - 1]); goto done;
 		default: rc = usage_error("unknown option '%s'", argv[optind - 1]); goto done;
@@ -1129,15 +1972,13 @@ static int cmd_run(int argc, char **argv)
 		rc = usage_error("--param overrides a target's parameters: give -t TARGET%s", "");
 		goto done;
 	}
-	if (nparam_settings) {
-		Diag pd;
-		diag_init(&pd);
-		tgt = with_params(tgt, &pd);
-		if (!tgt) {
-			rc = finish(&pd, EXIT_USAGE);
-			goto done;
-		}
-		diag_free(&pd);
+	if (nparam_settings && !(tgt = with_params(tgt))) {
+		rc = EXIT_USAGE;
+		goto done;
+	}
+	if (report_path && !tgt) {
+		rc = usage_error("--report is the report of a compilation: give -t TARGET%s", "");
+		goto done;
 	}
 	if (check && !tgt) {
 		rc = usage_error("--check compares a target's results with the reference: give -t TARGET%s", "");
@@ -1169,12 +2010,9 @@ static int cmd_run(int argc, char **argv)
 			ok = false;
 			continue;
 		}
-		char *err = NULL;
 		size_t fl = strlen(ins[i].file);
 		bool pb = fl > 3 && strcmp(ins[i].file + fl - 3, ".pb") == 0;
-		if (pb ? !(inputs[k] = onnx_load_tensor(ins[i].file, &err)) : !npy_read(ins[i].file, &inputs[k], &err)) {
-			diag_error(&d, loc_at(ins[i].file, 0, 0), "%s", err);
-			free(err);
+		if (!(inputs[k] = pb ? read_pb(ins[i].file, &d) : read_npy(ins[i].file, &d))) {
 			ok = false;
 			continue;
 		}
@@ -1205,12 +2043,10 @@ static int cmd_run(int argc, char **argv)
 		if (inputs[k])
 			continue;
 		int origin = g->input_origin ? g->input_origin[k] : k;
-		char *path = xasprintf("%s/input_%d.pb", onnx_test, origin), *err = NULL;
-		inputs[k] = onnx_load_tensor(path, &err);
+		char *path = xasprintf("%s/input_%d.pb", onnx_test, origin);
+		inputs[k] = read_pb(path, &d);
 		const Value *v = g->inputs[k];
 		if (!inputs[k]) {
-			diag_error(&d, loc_at(path, 0, 0), "%s", err);
-			free(err);
 			ok = false;
 		} else if (inputs[k]->type.dtype != v->type.dtype || !shape_eq(&inputs[k]->type.shape, &v->type.shape)) {
 			char want[160], got[160];
@@ -1261,11 +2097,9 @@ static int cmd_run(int argc, char **argv)
 	}
 	for (int k = 0; onnx_test && k < g->noutputs; k++) {
 		/* ONNX's rule: same dtype and shape, |out - ref| <= 1e-7 + 1e-3 |ref| */
-		char *path = xasprintf("%s/output_%d.pb", onnx_test, k), *err = NULL;
-		Tensor *ref = onnx_load_tensor(path, &err);
+		char *path = xasprintf("%s/output_%d.pb", onnx_test, k);
+		Tensor *ref = read_pb(path, &d);
 		if (!ref) {
-			diag_error(&d, loc_at(path, 0, 0), "%s", err);
-			free(err);
 			rc = EXIT_RUN;
 		} else if (ref->type.dtype != outputs[k]->type.dtype || !shape_eq(&ref->type.shape, &outputs[k]->type.shape)) {
 			char want[160], got[160];
@@ -1297,16 +2131,15 @@ static int cmd_run(int argc, char **argv)
 	for (int k = 0; k < g->noutputs; k++) {
 		if (print || (!outfile[k] && !outdir && nouts == 0 && !check && !onnx_test))
 			print_summary(g->outputs[k], outputs[k]);
+		if (!outfile[k] || rc)
+			continue;
+		/* staged: all of them are put in place when the command succeeds */
+		const char *to = stage_file(outfile[k], &rc);
 		char *err = NULL;
-		if (outfile[k] && !npy_write(outfile[k], outputs[k], &err)) {
+		if (to && !npy_write(to, outputs[k], &err)) {
 			diag_error(&d, loc_at(outfile[k], 0, 0), "%s", err);
 			free(err);
-			/* Leave no partial result set behind. */
-			for (int j = 0; j < k; j++)
-				if (outfile[j])
-					remove(outfile[j]);
 			rc = EXIT_RUN;
-			break;
 		}
 	}
 out:
@@ -1326,6 +2159,8 @@ done:
 		free(ins[i].name), free(ins[i].file);
 	for (int i = 0; i < nouts; i++)
 		free(outs[i].name), free(outs[i].file);
+	free(ins);
+	free(outs);
 	return rc;
 }
 
@@ -1346,6 +2181,7 @@ static int cmd_import(int argc, char **argv)
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
+		LIMIT_OPTIONS,
 		{0},
 	};
 	const char *out = NULL;
@@ -1356,6 +2192,12 @@ static int cmd_import(int argc, char **argv)
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'h': usage(stdout); return 0;
+		case OPT_MAX_TENSOR:
+		case OPT_MAX_WORKSPACE:
+		case OPT_MAX_MODEL:
+			if (limit_option(c, optarg))
+				return EXIT_USAGE;
+			break;
 		case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
@@ -1374,34 +2216,75 @@ static int cmd_import(int argc, char **argv)
 	Graph *g = load_and_verify(path, &d);
 	if (!g)
 		return finish(&d, EXIT_INPUT);
+	/* The weights are written into a staging folder beside the output, then
+	 * committed with it (renamed beside it): all of them or none.  An output
+	 * that is not a regular file (a device, a FIFO) has nowhere to put them. */
 	ImportLog log = {0};
-	char *err = NULL;
+	char *err = NULL, *sdir = NULL, *sout = NULL, *odir = NULL, *obase = NULL;
 	int rc = 0;
-	if (!import_externalize(g, out, &log, &err)) {
-		fprintf(stderr, "gdcc: error: %s: %s\n", path, err);
+	struct stat ost;
+	if (out && stat(out, &ost) == 0 && S_ISDIR(ost.st_mode)) {
+		errorf("cannot write '%s': %s", out, strerror(EISDIR));
+		rc = EXIT_RUN;
+	} else if (out && !(stat(out, &ost) == 0 && !S_ISREG(ost.st_mode))) {
+		split_path(out, &odir, &obase);
+		sdir = xasprintf("%s/.gdcc-import-XXXXXX", odir);
+		if (!mkdtemp(sdir)) {
+			errorf("cannot create '%s': %s", out, strerror(errno));
+			rc = EXIT_RUN;
+		} else {
+			stage_rmdir(sdir);
+			sout = xasprintf("%s/%s", sdir, obase);
+		}
+	}
+	if (rc) {
+		/* (the message is out) */
+	} else if (!import_externalize(g, sout, &log, &err)) {
+		diag_error(&d, loc_at(path, 0, 0), "%s", err);
 		free(err);
+		import_log_remove_files(&log);
 		rc = EXIT_INPUT;
 	} else {
+		for (int i = 0; rc == 0 && i < log.nfiles; i++) {
+			const char *slash = strrchr(log.files[i], '/');
+			char *final = xasprintf("%s/%s", odir, slash ? slash + 1 : log.files[i]);
+			if (!stage(final, false, log.files[i], &rc))
+				import_log_remove_files(&log);
+			free(final);
+		}
 		ImportJob job = {g, path};
-		rc = write_output(out, write_import, &job);
+		if (rc == 0)
+			rc = write_output(out, write_import, &job);
 	}
-	if (rc)
-		import_log_remove_files(&log);
 	import_log_free(&log);
+	free(sdir);
+	free(sout);
+	free(odir);
+	free(obase);
 	graph_free(g);
 	return finish(&d, rc);
 }
 
 int main(int argc, char **argv)
 {
-	int rc;
+	int rc = limits_from_environment();
+	if (rc)
+		return rc;
 	if (argc > 1 && strcmp(argv[1], "import") == 0)
 		rc = cmd_import(argc - 1, argv + 1);
 	else if (argc > 1 && strcmp(argv[1], "run") == 0)
 		rc = cmd_run(argc - 1, argv + 1);
+	else if (argc > 1 && strcmp(argv[1], "reduce") == 0)
+		rc = cmd_reduce(argv[0], argc - 1, argv + 1);
 	else
 		rc = cmd_check(argc, argv);
+	/* every output file, or none */
+	if (rc == 0)
+		rc = outputs_commit();
+	else
+		outputs_abort();
 	if (param_target)
 		target_copy_free(param_target);
+	free(param_settings);
 	return rc;
 }

@@ -29,12 +29,22 @@ bool infer_constant(InferCtx *cx)
 					   v->name, ty, (long long)numel, (long long)in->nvalues);
 		for (int64_t i = 0; i < in->nvalues; i++) {
 			double x = in->values[i];
-			if (dtype_is_int(v->annot.dtype) && x != floor(x))
+			DType dt = v->annot.dtype;
+			if (dtype_is_int(dt) && !in->ivalues && (x != floor(x) || !(fabs(x) < 9.2233720368547758e18)))
 				return infer_error(cx, "constant '%s' is %s but value %lld (%g) is not an integer",
-						   v->name, dtype_name(v->annot.dtype), (long long)i + 1, x);
-			if (v->annot.dtype == DT_BOOL && x != 0 && x != 1)
+						   v->name, dtype_name(dt), (long long)i + 1, x);
+			if (dt == DT_BOOL && x != 0 && x != 1)
 				return infer_error(cx, "constant '%s' is bool but value %lld (%g) is not 0 or 1",
 						   v->name, (long long)i + 1, x);
+			if (!dtype_is_int(dt))
+				continue;
+			int64_t k = in->ivalues ? in->ivalues[i] : (int64_t)x;
+			int64_t lo = dt == DT_I32 ? INT32_MIN : dt == DT_I8 ? INT8_MIN : INT64_MIN;
+			int64_t hi = dt == DT_I32 ? INT32_MAX : dt == DT_I8 ? INT8_MAX : INT64_MAX;
+			if (k < lo || k > hi)
+				return infer_error(cx, "constant '%s' is %s but value %lld (%lld) is out of its range [%lld, %lld]",
+						   v->name, dtype_name(dt), (long long)i + 1, (long long)k, (long long)lo,
+						   (long long)hi);
 		}
 		break;
 	case INIT_NPY: {
@@ -84,7 +94,10 @@ bool materialize_constant(const Node *n, Tensor *out, Diag *d)
 	switch (in->kind) {
 	case INIT_INLINE:
 		for (int64_t i = 0; i < numel; i++)
-			tensor_set_f(out, i, in->values[i]);
+			if (in->ivalues && !dtype_is_float(out->type.dtype))
+				tensor_set_i(out, i, in->ivalues[i]);
+			else
+				tensor_set_f(out, i, in->values[i]);
 		return true;
 	case INIT_NPY: {
 		Tensor *t;

@@ -357,8 +357,18 @@ static bool make_init(Parser *p, Arg *init, ConstInit *ci)
 		ci->kind = INIT_INLINE;
 		ci->nvalues = init->list.n;
 		ci->values = xcalloc(init->list.n, sizeof *ci->values);
-		for (int i = 0; i < init->list.n; i++)
+		bool ints = true;
+		for (int i = 0; i < init->list.n; i++) {
 			ci->values[i] = num_f(&init->list.v[i]);
+			ints &= !init->list.v[i].is_float;
+		}
+		/* integers as written, too: a double holds them exactly only up
+		 * to 2^53 */
+		if (ints && init->list.n > 0) {
+			ci->ivalues = xcalloc(init->list.n, sizeof *ci->ivalues);
+			for (int i = 0; i < init->list.n; i++)
+				ci->ivalues[i] = init->list.v[i].i;
+		}
 		return true;
 	}
 	const char *fn = init->str;

@@ -91,8 +91,12 @@ static void print_init(FILE *out, const ConstInit *c, DType dt)
 				fputs(", ", out);
 			if (dtype_is_float(dt))
 				format_double(c->values[i], a, sizeof a);
-			else
+			else if (c->ivalues)
+				snprintf(a, sizeof a, "%lld", (long long)c->ivalues[i]);
+			else if (fabs(c->values[i]) < 9.2233720368547758e18)
 				snprintf(a, sizeof a, "%lld", (long long)c->values[i]);
+			else /* not a valid integer: as written, for the verifier to report */
+				format_double(c->values[i], a, sizeof a);
 			fputs(a, out);
 		}
 		fputc(']', out);

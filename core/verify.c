@@ -291,6 +291,7 @@ void graph_prune(Graph *g)
 		}
 		free(n->out);
 		free(n->init.values);
+		free(n->init.ivalues);
 		free(n->init.path);
 		free(n->init.resolved);
 		tensor_free(n->init.data);

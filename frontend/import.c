@@ -26,9 +26,11 @@ static bool inlinable(const Tensor *t)
 		return false;
 	if (dtype_is_float(t->type.dtype))
 		return true;
-	for (int64_t i = 0; i < n; i++)
-		if (llabs(tensor_get_i(t, i)) > (1LL << 53))
+	for (int64_t i = 0; i < n; i++) {
+		int64_t v = tensor_get_i(t, i);
+		if (v > (1LL << 53) || v < -(1LL << 53))
 			return false;
+	}
 	return true;
 }
 
@@ -53,6 +55,11 @@ bool import_externalize(Graph *g, const char *ir_path, ImportLog *log, char **er
 			n->init.values = xmalloc((size_t)(cnt ? cnt : 1) * sizeof(double));
 			for (int64_t k = 0; k < cnt; k++)
 				n->init.values[k] = dtype_is_float(t->type.dtype) ? tensor_get_f(t, k) : (double)tensor_get_i(t, k);
+			if (!dtype_is_float(t->type.dtype)) { /* exact, whatever the magnitude */
+				n->init.ivalues = xmalloc((size_t)(cnt ? cnt : 1) * sizeof *n->init.ivalues);
+				for (int64_t k = 0; k < cnt; k++)
+					n->init.ivalues[k] = tensor_get_i(t, k);
+			}
 			n->init.nvalues = cnt;
 			n->init.kind = INIT_INLINE;
 		} else if (!ir_path) {
@@ -81,9 +88,22 @@ bool import_externalize(Graph *g, const char *ir_path, ImportLog *log, char **er
 	return ok;
 }
 
+/* s in a comment line: printable ASCII as is, other bytes (a newline would
+ * end the comment) as \xNN. */
+static void put_escaped(FILE *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+			fputc(*p, out);
+		else
+			fprintf(out, "\\x%02x", *p);
+}
+
 void import_print_header(FILE *out, const char *source, const Graph *g)
 {
-	fprintf(out, "# imported by gdcc from %s\n", source);
+	fputs("# imported by gdcc from ", out);
+	put_escaped(out, source);
+	fputc('\n', out);
 	bool any = false;
 	for (int pass = 0; pass < 2; pass++) {
 		Value *const *vs = pass ? g->outputs : g->inputs;
@@ -94,7 +114,9 @@ void import_print_header(FILE *out, const char *source, const Graph *g)
 			if (!any)
 				fputs("# inputs and outputs renamed from the ONNX graph's names:\n", out);
 			any = true;
-			fprintf(out, "#   %s %s -> %s\n", pass ? "output" : "input", vs[i]->src_name, vs[i]->name);
+			fprintf(out, "#   %s ", pass ? "output" : "input");
+			put_escaped(out, vs[i]->src_name);
+			fprintf(out, " -> %s\n", vs[i]->name);
 		}
 	}
 }

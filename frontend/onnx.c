@@ -1,38 +1,164 @@
 /* ONNX import.  Nodes are translated in order; each new node is typed at
  * once (graph_check_node), so that inputs that ONNX passes as tensors but
- * gdcc takes as attributes (shapes, axes, pads, bounds) can be evaluated:
- * from initializers, Constant nodes, Shape of a static shape, or small
- * integer subgraphs run through the reference kernels.  The nodes that only
- * computed such values are pruned at the end. */
+ * gdcc takes as attributes (shapes, axes, pads, bounds) can be known: small
+ * values are folded as the nodes that compute them are added (initializers,
+ * Constant nodes, Shape of a static shape, and small subgraphs over them run
+ * through the reference kernels).  The nodes that only computed such values
+ * are pruned at the end.
+ *
+ * The file is untrusted: every name may be missing, every count and
+ * dimension may be absurd.  Names are looked up in hash maps (the importer
+ * is linear in the model's size), every tensor's size is checked with
+ * core/limits.h before anything is allocated, and every message names the
+ * file and the node, input, initializer or attribute (by its 1-based index
+ * when it has no name), with non-printable bytes escaped. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "interp.h"
+#include "gdcc_limits.h"
 #include "onnx.pb-c.h"
 #include "ops.h"
 #include "onnx.h"
 #include "util.h"
 #include "verify.h"
 
+/* Values folded at import time: at most this many elements each, at most
+ * FOLD_BUDGET bytes in all (beyond, values are simply not known). */
+enum { FOLD_MAX = 4096 };
+#define FOLD_BUDGET ((uint64_t)64 << 20)
+/* An operand taken as an integer-list attribute has at most this many entries. */
+enum { CONST_INTS_MAX = 1 << 16 };
+/* Protobuf messages nest at most this deep (protobuf-c's parser recurses). */
+enum { MAX_NESTING = 100 };
+
+/* ---- a string -> pointer hash map (open addressing, linear probing) ---------------- */
 typedef struct {
-	char *onnx;       /* the ONNX name */
-	Value *v;
-} Sym;
+	const char *key;
+	void *val;
+	uint64_t hash;
+} Slot;
+
+typedef struct {
+	Slot *slots;
+	size_t cap, n;  /* cap: 0 or a power of two */
+	bool owns_keys;
+} NameMap;
+
+static uint64_t name_hash(const char *s) { return XXH3_64bits(s, strlen(s)); }
+
+static void *map_get(const NameMap *m, const char *key)
+{
+	if (!m->cap)
+		return NULL;
+	uint64_t h = name_hash(key);
+	size_t mask = m->cap - 1;
+	for (size_t i = h & mask; m->slots[i].key; i = (i + 1) & mask)
+		if (m->slots[i].hash == h && strcmp(m->slots[i].key, key) == 0)
+			return m->slots[i].val;
+	return NULL;
+}
+
+/* Add key -> val (val not NULL); false, and nothing changed, when key is
+ * already there.  An owning map takes a copy of the key. */
+static bool map_add(NameMap *m, const char *key, void *val)
+{
+	if (map_get(m, key))
+		return false;
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		Slot *s = xcalloc(cap, sizeof *s);
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->slots[i].key)
+				continue;
+			size_t j = m->slots[i].hash & (cap - 1);
+			while (s[j].key)
+				j = (j + 1) & (cap - 1);
+			s[j] = m->slots[i];
+		}
+		free(m->slots);
+		m->slots = s;
+		m->cap = cap;
+	}
+	uint64_t h = name_hash(key);
+	size_t i = h & (m->cap - 1);
+	while (m->slots[i].key)
+		i = (i + 1) & (m->cap - 1);
+	m->slots[i] = (Slot){m->owns_keys ? xstrdup(key) : key, val, h};
+	m->n++;
+	return true;
+}
+
+static void map_free(NameMap *m)
+{
+	if (m->owns_keys)
+		for (size_t i = 0; i < m->cap; i++)
+			free((char *)m->slots[i].key);
+	free(m->slots);
+	memset(m, 0, sizeof *m);
+}
+
+/* ---- names in messages ------------------------------------------------------------------ */
+enum { SHOW_MAX = 120 };
+
+/* s for a message: printable ASCII as is, other bytes as \xNN, at most
+ * SHOW_MAX characters of it (then "..."). */
+static char *escape_to(char *buf, size_t size, const char *s)
+{
+	size_t k = 0, shown = 0;
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && k + 8 < size; p++, shown++) {
+		if (shown == SHOW_MAX) {
+			memcpy(buf + k, "...", 3);
+			k += 3;
+			break;
+		}
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+			buf[k++] = (char)*p;
+		else
+			k += (size_t)snprintf(buf + k, size - k, "\\x%02x", *p);
+	}
+	buf[k] = 0;
+	return buf;
+}
+
+typedef struct {
+	Tensor *t;         /* the value, when known at import time */
+	bool owned;        /* t belongs to the importer (else to a constant node) */
+	char *why;         /* why it is not known, when folding it failed */
+	int input;         /* graph input index + 1, or 0 */
+} Known;
 
 typedef struct {
 	Diag *d;
 	Graph *g;
 	const char *file;
 	int opset;
-	Sym *syms;
-	int nsyms, capsyms;
+	NameMap syms;      /* ONNX name -> Value (keys: the model's strings) */
+	NameMap irnames;   /* model.ir names handed out (owned keys) */
+	NameMap inits;     /* initializer names -> their TensorProto */
+	Known *known;      /* by Value.id */
+	int nknown;
+	uint64_t folded_bytes;
 	int uniq;
 	bool ok;
 	const Onnx__NodeProto *node; /* being translated, for messages */
+	size_t node_index;
 	const char *spec_dir;        /* test data to specialize inputs to, or NULL */
+	char ring[6][SHOW_MAX * 4 + 16];
+	int ring_next;
 } Imp;
+
+/* An escaped copy of s for one message (a ring of six buffers). */
+static const char *Q(Imp *im, const char *s)
+{
+	char *b = im->ring[im->ring_next];
+	im->ring_next = (im->ring_next + 1) % 6;
+	return escape_to(b, sizeof im->ring[0], s);
+}
 
 bool onnx_is_model(const char *path)
 {
@@ -52,9 +178,13 @@ static void fail(Imp *im, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *msg = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (im->node)
-		diag_error(im->d, where(im), "node '%s' (%s, opset %d): %s", im->node->name ? im->node->name : "",
-			   im->node->op_type, im->opset, msg);
+	const Onnx__NodeProto *np = im->node;
+	if (np && np->name && np->name[0])
+		diag_error(im->d, where(im), "node '%s' (%s, opset %d): %s", Q(im, np->name), Q(im, np->op_type),
+			   im->opset, msg);
+	else if (np)
+		diag_error(im->d, where(im), "node %zu (%s, opset %d): %s", im->node_index + 1, Q(im, np->op_type),
+			   im->opset, msg);
 	else
 		diag_error(im->d, where(im), "%s", msg);
 	free(msg);
@@ -64,24 +194,36 @@ static void fail(Imp *im, const char *fmt, ...)
 /* ---- names ----------------------------------------------------------------- */
 static Value *sym_value(Imp *im, const char *name)
 {
-	for (int i = im->nsyms - 1; i >= 0; i--)
-		if (strcmp(im->syms[i].onnx, name) == 0)
-			return im->syms[i].v;
-	return NULL;
+	return map_get(&im->syms, name);
 }
 
-static void sym_bind(Imp *im, const char *name, Value *v)
+/* Bind an ONNX name (a string of the model, which outlives the map) to v;
+ * false after an error when the name is already defined. */
+static bool sym_bind(Imp *im, const char *name, Value *v)
 {
-	if (im->nsyms == im->capsyms) {
-		im->capsyms = im->capsyms ? 2 * im->capsyms : 64;
-		im->syms = xrealloc(im->syms, (size_t)im->capsyms * sizeof *im->syms);
+	if (!map_add(&im->syms, name, v)) {
+		fail(im, "'%s' is defined twice (ONNX values are assigned once)", Q(im, name));
+		return false;
 	}
-	im->syms[im->nsyms++] = (Sym){xstrdup(name), v};
-	if (v && !v->src_name && strcmp(v->name, name) != 0)
+	if (!v->src_name && strcmp(v->name, name) != 0)
 		v->src_name = xstrdup(name);
+	return true;
 }
 
-/* A model.ir name for an ONNX name: letters, digits, '_' and '.', unique. */
+/* model.ir's keywords, and the words that read as numbers. */
+static bool ir_keyword(const char *s)
+{
+	return strcmp(s, "inf") == 0 || strcmp(s, "nan") == 0 || strcmp(s, "graph") == 0 || strcmp(s, "input") == 0 ||
+	       strcmp(s, "output") == 0 || strcmp(s, "const") == 0;
+}
+
+static bool ir_name_taken(Imp *im, const char *s)
+{
+	return map_get(&im->irnames, s) || graph_find_value(im->g, s) || ir_keyword(s);
+}
+
+/* A model.ir name for an ONNX name: letters, digits, '_' and '.', unique
+ * (also among the names handed out for a node not yet added). */
 static char *ir_name(Imp *im, const char *onnx)
 {
 	size_t n = strlen(onnx);
@@ -95,9 +237,9 @@ static char *ir_name(Imp *im, const char *onnx)
 		s[k++] = ok ? ch : '_';
 	}
 	s[k] = 0;
-	if (graph_find_value(im->g, s) || strcmp(s, "inf") == 0 || strcmp(s, "nan") == 0 || strcmp(s, "graph") == 0 ||
-	    strcmp(s, "input") == 0 || strcmp(s, "output") == 0 || strcmp(s, "const") == 0)
+	while (ir_name_taken(im, s))
 		snprintf(s + k, 24, "_%d", ++im->uniq);
+	map_add(&im->irnames, s, (void *)1);
 	return s;
 }
 
@@ -122,50 +264,62 @@ static const char *onnx_dtype_name(int32_t t)
 	return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "unknown";
 }
 
+/* The tensor of a TensorProto, its size checked before anything is
+ * allocated and its data length checked exactly.  NULL and *err (without
+ * the tensor's name: callers say which tensor) on failure. */
 static Tensor *tensor_of(const Onnx__TensorProto *tp, char **err)
 {
 	DType dt = dtype_of(tp->data_type);
 	if (dt == DT_INVALID) {
-		*err = xasprintf("tensor '%s' has ONNX data type %s (%d), which gdcc does not support (f32, i32, i64, bool)",
-				 tp->name ? tp->name : "", onnx_dtype_name(tp->data_type), tp->data_type);
+		*err = xasprintf("ONNX data type %s (%d) is not supported by gdcc (f32, i32, i64, bool)",
+				 onnx_dtype_name(tp->data_type), tp->data_type);
 		return NULL;
 	}
 	if (tp->n_dims > MAX_RANK) {
-		*err = xasprintf("tensor '%s' has rank %zu (at most %d)", tp->name ? tp->name : "", tp->n_dims, MAX_RANK);
+		*err = xasprintf("rank %zu is not supported (at most %d)", tp->n_dims, MAX_RANK);
 		return NULL;
 	}
 	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-		*err = xasprintf("tensor '%s' keeps its data in an external file, which gdcc does not read", tp->name ? tp->name : "");
+		*err = xstrdup("its data is in an external file, which gdcc does not read");
+		return NULL;
+	}
+	if (tp->segment) {
+		*err = xstrdup("a segment of a tensor is not supported");
 		return NULL;
 	}
 	Shape s = {(int)tp->n_dims, {0}};
-	for (size_t i = 0; i < tp->n_dims; i++) {
-		if (tp->dims[i] < 0 || tp->dims[i] > (1LL << 40)) {
-			*err = xasprintf("tensor '%s' has a bad dimension %lld", tp->name ? tp->name : "", (long long)tp->dims[i]);
-			return NULL;
-		}
+	for (size_t i = 0; i < tp->n_dims; i++)
 		s.dim[i] = tp->dims[i];
+	char *e = tensor_size_error(dt, &s);
+	if (e) {
+		*err = e;
+		return NULL;
 	}
-	Tensor *t = tensor_new(dt, &s);
-	int64_t n = tensor_numel(t);
-	size_t bytes = tensor_bytes(t);
+	int64_t n;
+	uint64_t bytes;
+	if (!shape_numel_checked(&s, &n) || !type_bytes_checked(dt, &s, &bytes)) {
+		*err = xstrdup("its size does not fit in 64 bits");
+		return NULL;
+	}
 	if (tp->has_raw_data) {
 		if (tp->raw_data.len != bytes) {
-			*err = xasprintf("tensor '%s' holds %zu bytes of raw data, its shape needs %zu", tp->name ? tp->name : "",
-					 tp->raw_data.len, bytes);
-			tensor_free(t);
+			*err = xasprintf("it holds %zu bytes of raw data, its shape needs %" PRIu64, tp->raw_data.len, bytes);
 			return NULL;
 		}
+		Tensor *t = tensor_new(dt, &s);
 		if (bytes)
 			memcpy(t->data, tp->raw_data.data, bytes);
+		if (dt == DT_BOOL)
+			for (uint64_t i = 0; i < bytes; i++)
+				((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
 		return t;
 	}
 	size_t have = dt == DT_F32 ? tp->n_float_data : dt == DT_I64 ? tp->n_int64_data : tp->n_int32_data;
-	if ((int64_t)have != n) {
-		*err = xasprintf("tensor '%s' holds %zu values, its shape needs %lld", tp->name ? tp->name : "", have, (long long)n);
-		tensor_free(t);
+	if ((uint64_t)have != (uint64_t)n) {
+		*err = xasprintf("it holds %zu values, its shape needs %" PRId64, have, n);
 		return NULL;
 	}
+	Tensor *t = tensor_new(dt, &s);
 	for (int64_t i = 0; i < n; i++) {
 		if (dt == DT_F32)
 			((float *)t->data)[i] = tp->float_data[i];
@@ -179,6 +333,110 @@ static Tensor *tensor_of(const Onnx__TensorProto *tp, char **err)
 	return t;
 }
 
+/* Is every length-delimited field that holds a message nested at most
+ * MAX_NESTING deep?  (protobuf-c's parser recurses on nested messages; a
+ * deep one would overflow the stack.)  Malformed data is left to the parser
+ * to report. */
+static bool nesting_ok(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len)
+{
+	struct {
+		const ProtobufCMessageDescriptor *desc;
+		const uint8_t *end;
+	} stack[MAX_NESTING + 1];
+	int depth = 0;
+	stack[0].desc = desc;
+	stack[0].end = data + len;
+	const uint8_t *p = data;
+	for (;;) {
+		while (depth > 0 && p >= stack[depth].end)
+			depth--;
+		if (p >= stack[depth].end)
+			return true;
+		uint64_t tag = 0, v = 0;
+		int sh = 0;
+		const uint8_t *end = stack[depth].end;
+		do {
+			if (p >= end || sh > 63)
+				return true;
+			tag |= (uint64_t)(*p & 0x7f) << sh;
+			sh += 7;
+		} while (*p++ & 0x80);
+		switch (tag & 7) {
+		case 0:
+			do {
+				if (p >= end)
+					return true;
+			} while (*p++ & 0x80);
+			break;
+		case 1:
+			if ((size_t)(end - p) < 8)
+				return true;
+			p += 8;
+			break;
+		case 5:
+			if ((size_t)(end - p) < 4)
+				return true;
+			p += 4;
+			break;
+		case 2: {
+			sh = 0;
+			do {
+				if (p >= end || sh > 63)
+					return true;
+				v |= (uint64_t)(*p & 0x7f) << sh;
+				sh += 7;
+			} while (*p++ & 0x80);
+			if (v > (uint64_t)(end - p))
+				return true;
+			const ProtobufCFieldDescriptor *f =
+				tag >> 3 <= UINT32_MAX
+					? protobuf_c_message_descriptor_get_field(stack[depth].desc, (unsigned)(tag >> 3))
+					: NULL;
+			if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+				if (depth == MAX_NESTING)
+					return false;
+				depth++;
+				stack[depth].desc = f->descriptor;
+				stack[depth].end = p + v;
+			} else {
+				p += v;
+			}
+			break;
+		}
+		default:
+			return true; /* groups and bad wire types: the parser rejects them */
+		}
+	}
+}
+
+static Tensor *tensor_from_buffer(const uint8_t *data, size_t len, char **err)
+{
+	if (!nesting_ok(&onnx__tensor_proto__descriptor, data, len)) {
+		*err = xasprintf("not a TensorProto: messages nested more than %d deep", MAX_NESTING);
+		return NULL;
+	}
+	Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, data);
+	if (!tp) {
+		*err = xstrdup("not a TensorProto (malformed protobuf)");
+		return NULL;
+	}
+	char *e = NULL;
+	Tensor *t = tensor_of(tp, &e);
+	if (!t) {
+		char nb[SHOW_MAX * 4 + 16];
+		*err = tp->name && tp->name[0] ? xasprintf("tensor '%s': %s", escape_to(nb, sizeof nb, tp->name), e)
+					       : xasprintf("tensor: %s", e);
+		free(e);
+	}
+	onnx__tensor_proto__free_unpacked(tp, NULL);
+	return t;
+}
+
+Tensor *onnx_tensor_from_buffer(const uint8_t *data, size_t len, char **err)
+{
+	return tensor_from_buffer(data, len, err);
+}
+
 Tensor *onnx_load_tensor(const char *path, char **err)
 {
 	size_t len;
@@ -187,15 +445,122 @@ Tensor *onnx_load_tensor(const char *path, char **err)
 		*err = xasprintf("cannot open: %s", strerror(errno));
 		return NULL;
 	}
-	Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, (const uint8_t *)buf);
+	Tensor *t = tensor_from_buffer((const uint8_t *)buf, len, err);
 	free(buf);
-	if (!tp) {
-		*err = xstrdup("not a TensorProto (malformed protobuf)");
-		return NULL;
-	}
-	Tensor *t = tensor_of(tp, err);
-	onnx__tensor_proto__free_unpacked(tp, NULL);
 	return t;
+}
+
+/* ---- values known at import time ----------------------------------------------- */
+static Known *known(Imp *im, const Value *v)
+{
+	if (v->id >= im->nknown) {
+		int n = im->nknown ? im->nknown : 64;
+		while (n <= v->id)
+			n *= 2;
+		im->known = xrealloc(im->known, (size_t)n * sizeof *im->known);
+		memset(im->known + im->nknown, 0, (size_t)(n - im->nknown) * sizeof *im->known);
+		im->nknown = n;
+	}
+	return &im->known[v->id];
+}
+
+static const Tensor *value_of(Imp *im, const Value *v)
+{
+	return v ? known(im, v)->t : NULL;
+}
+
+static bool small(const TensorType *t)
+{
+	int64_t n;
+	return shape_numel_checked(&t->shape, &n) && n <= FOLD_MAX;
+}
+
+/* After n is typed: remember its results' values when they can be computed
+ * now (its operands known, every tensor small, the op cheap). */
+static void fold_failed(Imp *im, Node *n, const char *why)
+{
+	for (int i = 0; i < n->nout; i++) {
+		Known *k = known(im, n->out[i]);
+		free(k->why);
+		k->why = why ? xstrdup(why) : NULL;
+	}
+}
+
+static void fold(Imp *im, Node *n)
+{
+	if (n->op == OP_CONSTANT) {
+		if (n->init.kind == INIT_TENSOR)
+			known(im, n->out[0])->t = n->init.data;
+		return;
+	}
+	if (n->op == OP_MATMUL || n->op == OP_GEMM || n->op == OP_CONV || n->op == OP_MAXPOOL || n->op == OP_AVGPOOL)
+		return; /* work not bounded by the sizes of the tensors */
+	uint64_t bytes = 0;
+	for (int i = 0; i < n->nout; i++) {
+		uint64_t b;
+		if (!small(&n->out[i]->type) || !type_bytes_checked(n->out[i]->type.dtype, &n->out[i]->type.shape, &b))
+			return;
+		bytes += b;
+	}
+	for (int i = 0; n->op != OP_SHAPE && i < n->nin; i++) {
+		Known *k = known(im, n->in[i]);
+		if (!k->t || !small(&k->t->type)) {
+			if (k->why) /* why an operand is not known is why this is not */
+				fold_failed(im, n, k->why);
+			return;
+		}
+	}
+	if (im->folded_bytes + bytes > FOLD_BUDGET) {
+		fold_failed(im, n, "the values computed when compiling are above their budget (64 MiB)");
+		return;
+	}
+	Tensor **in = xcalloc((size_t)n->nin, sizeof *in);
+	Tensor shape_of = {0};
+	for (int i = 0; i < n->nin; i++) {
+		if (n->op == OP_SHAPE) { /* only the operand's static shape */
+			shape_of.type = n->in[0]->type;
+			in[i] = &shape_of;
+		} else {
+			in[i] = known(im, n->in[i])->t;
+		}
+	}
+	Tensor **out = xcalloc((size_t)n->nout, sizeof *out);
+	for (int i = 0; i < n->nout; i++)
+		out[i] = tensor_new(n->out[i]->type.dtype, &n->out[i]->type.shape);
+	Diag scratch;
+	diag_init(&scratch);
+	bool ok = op_info[n->op].kernel(n, in, out, &scratch);
+	if (ok) {
+		for (int i = 0; i < n->nout; i++) {
+			Known *k = known(im, n->out[i]);
+			k->t = out[i];
+			k->owned = true;
+		}
+		im->folded_bytes += bytes;
+	} else {
+		for (int i = 0; i < n->nout; i++)
+			tensor_free(out[i]);
+		fold_failed(im, n, scratch.n ? scratch.entries[0].msg : NULL);
+	}
+	diag_free(&scratch);
+	free(in);
+	free(out);
+}
+
+/* Type a new node and fold it; false after an error. */
+static bool typed(Imp *im, Node *n)
+{
+	if (!graph_check_node(im->g, n, im->d)) {
+		const Onnx__NodeProto *np = im->node;
+		if (np && np->name && np->name[0])
+			diag_note(im->d, where(im), "in node '%s' (%s, opset %d)", Q(im, np->name), Q(im, np->op_type), im->opset);
+		else if (np)
+			diag_note(im->d, where(im), "in node %zu (%s, opset %d)", im->node_index + 1, Q(im, np->op_type), im->opset);
+		im->ok = false;
+		return false;
+	}
+	fold(im, n);
+	return true;
 }
 
 /* A constant node holding t (taken). */
@@ -205,62 +570,7 @@ static Value *constant(Imp *im, const char *onnx_name, Tensor *t)
 	ConstInit ci = {.kind = INIT_TENSOR, .data = t};
 	Node *n = graph_add_const(im->g, name, t->type.dtype, &t->type.shape, ci, where(im));
 	free(name);
-	if (!graph_check_node(im->g, n, im->d)) {
-		im->ok = false;
-		return NULL;
-	}
-	return n->out[0];
-}
-
-/* ---- evaluating values at import time --------------------------------------------- */
-/* The value of v if it can be computed without the graph's inputs (small
- * integer subgraphs: Shape, Gather, Concat, Unsqueeze, Cast ...). */
-static Tensor *evaluate(Imp *im, const Value *v, int depth)
-{
-	if (!v || !v->def || depth > 64)
-		return NULL;
-	const Node *n = v->def;
-	if (n->op == OP_CONSTANT) {
-		Tensor *t = tensor_new(v->type.dtype, &v->type.shape);
-		if (!materialize_constant(n, t, im->d)) {
-			tensor_free(t);
-			return NULL;
-		}
-		return t;
-	}
-	if (n->op == OP_SHAPE) { /* only the operand's static shape */
-		Tensor *t = tensor_new(DT_I64, &v->type.shape);
-		const Shape *s = &n->in[0]->type.shape;
-		int64_t start = attr_i(n, "start");
-		if (start < 0)
-			start += s->rank;
-		if (start < 0)
-			start = 0;
-		for (int64_t i = 0; i < tensor_numel(t); i++)
-			((int64_t *)t->data)[i] = s->dim[start + i];
-		return t;
-	}
-	if (shape_numel(&v->type.shape) > 4096)
-		return NULL;
-	Tensor *in[16] = {0}, *out[8] = {0};
-	bool ok = n->nin <= 16 && n->nout <= 8;
-	for (int i = 0; ok && i < n->nin; i++)
-		ok = (in[i] = evaluate(im, n->in[i], depth + 1)) != NULL;
-	if (ok) {
-		for (int i = 0; i < n->nout; i++)
-			out[i] = tensor_new(n->out[i]->type.dtype, &n->out[i]->type.shape);
-		ok = op_info[n->op].kernel(n, in, out, im->d);
-	}
-	for (int i = 0; i < n->nin && i < 16; i++)
-		tensor_free(in[i]);
-	Tensor *r = NULL;
-	for (int i = 0; i < n->nout && i < 8; i++) {
-		if (ok && n->out[i] == v)
-			r = out[i];
-		else
-			tensor_free(out[i]);
-	}
-	return r;
+	return typed(im, n) ? n->out[0] : NULL;
 }
 
 /* ---- attributes ---------------------------------------------------------------------- */
@@ -274,7 +584,7 @@ static const Onnx__AttributeProto *att(const Onnx__NodeProto *np, const char *na
 
 static const char *input_name(const Onnx__NodeProto *np, size_t i)
 {
-	return i < np->n_input && np->input[i] && np->input[i][0] ? np->input[i] : NULL;
+	return i < np->n_input && np->input[i][0] ? np->input[i] : NULL;
 }
 
 /* An input that gdcc takes as an attribute: its values as integers. */
@@ -282,19 +592,33 @@ static int64_t *const_ints(Imp *im, const char *name, int *n, const char *what)
 {
 	Value *v = sym_value(im, name);
 	if (!v) {
-		fail(im, "unknown input '%s'", name);
+		fail(im, "its %s ('%s') is not defined before the node", what, Q(im, name));
 		return NULL;
 	}
-	Tensor *t = evaluate(im, v, 0);
+	const Tensor *t = value_of(im, v);
 	if (!t) {
-		fail(im, "its %s ('%s') is not known when compiling: dynamic shapes are not supported", what, name);
+		const char *why = known(im, v)->why;
+		if (why)
+			fail(im, "its %s ('%s') cannot be computed when compiling: %s", what, Q(im, name), why);
+		else
+			fail(im, "its %s ('%s') is not known when compiling: dynamic shapes are not supported", what,
+			     Q(im, name));
 		return NULL;
 	}
-	*n = (int)tensor_numel(t);
-	int64_t *r = xcalloc((size_t)(*n ? *n : 1), sizeof *r);
-	for (int i = 0; i < *n; i++)
+	if (!dtype_is_int(t->type.dtype) && t->type.dtype != DT_BOOL) {
+		fail(im, "its %s ('%s') must hold integers, not %s", what, Q(im, name), dtype_name(t->type.dtype));
+		return NULL;
+	}
+	int64_t cnt = tensor_numel(t);
+	if (cnt > CONST_INTS_MAX) {
+		fail(im, "its %s ('%s') has %" PRId64 " entries, more than gdcc takes (%d)", what, Q(im, name), cnt,
+		     CONST_INTS_MAX);
+		return NULL;
+	}
+	*n = (int)cnt;
+	int64_t *r = xcalloc((size_t)(cnt ? cnt : 1), sizeof *r);
+	for (int64_t i = 0; i < cnt; i++)
 		r[i] = tensor_get_i(t, i);
-	tensor_free(t);
 	return r;
 }
 
@@ -315,33 +639,37 @@ static bool ints_operand(Imp *im, const Onnx__NodeProto *np, size_t at, Node *n,
 /* A graph input's value in the test data being specialized to. */
 static Tensor *spec_input(Imp *im, const Value *v)
 {
-	if (!im->spec_dir || !v || !v->is_input)
+	if (!im->spec_dir || !v || !v->is_input || !known(im, v)->input)
 		return NULL;
-	for (int i = 0; i < im->g->ninputs; i++)
-		if (im->g->inputs[i] == v) {
-			char *p = xasprintf("%s/input_%d.pb", im->spec_dir, im->g->input_origin[i]), *err = NULL;
-			Tensor *t = onnx_load_tensor(p, &err);
-			free(p);
-			free(err);
-			return t;
-		}
-	return NULL;
+	int k = known(im, v)->input - 1;
+	char *p = xasprintf("%s/input_%d.pb", im->spec_dir, im->g->input_origin[k]), *err = NULL;
+	Tensor *t = onnx_load_tensor(p, &err);
+	free(p);
+	free(err);
+	return t;
 }
 
 static bool const_float(Imp *im, const char *name, double *out, const char *what)
 {
 	Value *v = sym_value(im, name);
-	Tensor *t = v ? evaluate(im, v, 0) : NULL;
-	if (!t)
-		t = spec_input(im, v);
+	const Tensor *t = value_of(im, v);
+	Tensor *owned = t ? NULL : spec_input(im, v);
+	if (owned)
+		t = owned;
 	if (!t || tensor_numel(t) != 1) {
-		fail(im, "its %s ('%s') must be a constant scalar", what, name);
-		tensor_free(t);
+		fail(im, "its %s ('%s') must be a constant scalar", what, Q(im, name));
+		tensor_free(owned);
 		return false;
 	}
 	*out = tensor_get_f(t, 0);
-	tensor_free(t);
+	tensor_free(owned);
 	return true;
+}
+
+/* An attribute for messages: its name. */
+static const char *attr_what(Imp *im, const Onnx__AttributeProto *a)
+{
+	return Q(im, a->name);
 }
 
 /* Copy ONNX attributes onto a gdcc node by the op's attribute specs (with
@@ -362,13 +690,37 @@ static void copy_attrs(Imp *im, const Onnx__NodeProto *np, Node *n)
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: node_set_int(n, name, a->i); break;
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: node_set_float(n, name, a->f); break;
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
-			char *s = xstrndup((const char *)a->s.data, a->s.len);
+			size_t len = a->s.data ? a->s.len : 0;
+			bool printable = true;
+			for (size_t k = 0; k < len; k++)
+				printable &= a->s.data[k] >= 0x20 && a->s.data[k] < 0x7f;
+			if (!printable) {
+				char *raw = xstrndup(len ? (const char *)a->s.data : "", len);
+				for (size_t k = 0; k < len; k++)
+					raw[k] = raw[k] ? raw[k] : '\x01'; /* an embedded NUL shows as \x01 */
+				fail(im, "attribute '%s' = \"%s\" is not a printable string", attr_what(im, a), Q(im, raw));
+				free(raw);
+				break;
+			}
+			char *s = xstrndup(len ? (const char *)a->s.data : "", len);
 			node_set_string(n, name, s);
 			free(s);
 			break;
 		}
-		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: node_set_ints(n, name, a->ints, (int)a->n_ints); break;
+		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+			if (a->n_ints > CONST_INTS_MAX) {
+				fail(im, "attribute '%s' has %zu entries, more than gdcc takes (%d)", attr_what(im, a), a->n_ints,
+				     CONST_INTS_MAX);
+				break;
+			}
+			node_set_ints(n, name, a->ints, (int)a->n_ints);
+			break;
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
+			if (a->n_floats > CONST_INTS_MAX) {
+				fail(im, "attribute '%s' has %zu entries, more than gdcc takes (%d)", attr_what(im, a),
+				     a->n_floats, CONST_INTS_MAX);
+				break;
+			}
 			double *f = xcalloc(a->n_floats ? a->n_floats : 1, sizeof *f);
 			for (size_t k = 0; k < a->n_floats; k++)
 				f[k] = a->floats[k];
@@ -376,7 +728,7 @@ static void copy_attrs(Imp *im, const Onnx__NodeProto *np, Node *n)
 			free(f);
 			break;
 		}
-		default: fail(im, "attribute '%s' has a type gdcc does not read", a->name);
+		default: fail(im, "attribute '%s' has a type gdcc does not read", attr_what(im, a));
 		}
 	}
 }
@@ -405,32 +757,30 @@ static const OpMap op_map[] = {
 	{"Pad", OP_PAD, 1}, {"Shape", OP_SHAPE, -1}, {"ConstantOfShape", OP_CONSTANT_OF_SHAPE, 0},
 };
 
-static Node *add_node(Imp *im, OpKind op, Value **in, int nin, const Onnx__NodeProto *np, int nout_used)
+/* A node of np's results: result i named after np's output i (absent or
+ * empty: "unused"). */
+static Node *add_node(Imp *im, OpKind op, Value **in, int nin, const Onnx__NodeProto *np, int nout)
 {
-	const char *names[8] = {0};
-	char *owned[8] = {0};
-	int nout = nout_used < 8 ? nout_used : 8;
-	for (int i = 0; i < nout; i++) {
-		const char *o = i < (int)np->n_output && np->output[i][0] ? np->output[i] : "unused";
-		owned[i] = ir_name(im, o);
-		names[i] = owned[i];
-	}
-	Node *n = graph_add_node(im->g, op, in, nin, names, nout, where(im));
+	char **names = xcalloc((size_t)(nout ? nout : 1), sizeof *names);
 	for (int i = 0; i < nout; i++)
-		free(owned[i]);
+		names[i] = ir_name(im, i < (int)np->n_output && np->output[i][0] ? np->output[i] : "unused");
+	Node *n = graph_add_node(im->g, op, in, nin, (const char *const *)names, nout, where(im));
+	for (int i = 0; i < nout; i++)
+		free(names[i]);
+	free(names);
+	if (!n)
+		fail(im, "internal error: a result name is taken");
 	return n;
 }
 
 /* Bind the node's results, type it. */
 static bool finish(Imp *im, Node *n, const Onnx__NodeProto *np)
 {
-	if (!graph_check_node(im->g, n, im->d)) {
-		im->ok = false;
+	if (!typed(im, n))
 		return false;
-	}
 	for (int i = 0; i < n->nout && i < (int)np->n_output; i++)
-		if (np->output[i][0])
-			sym_bind(im, np->output[i], n->out[i]);
+		if (np->output[i][0] && !sym_bind(im, np->output[i], n->out[i]))
+			return false;
 	return true;
 }
 
@@ -440,156 +790,199 @@ static bool old_softmax(Imp *im, const Onnx__NodeProto *np, OpKind op, Value *x)
 	const Onnx__AttributeProto *a = att(np, "axis");
 	int rank = x->type.shape.rank;
 	int64_t axis = a ? a->i : 1;
-	if (axis < 0)
+	if (axis < 0 && axis >= -rank)
 		axis += rank;
 	if (axis < 0 || axis > rank) {
-		fail(im, "axis %lld is out of range", (long long)(a ? a->i : 1));
+		fail(im, "axis %" PRId64 " is out of range", a ? a->i : 1);
 		return false;
 	}
 	if (axis == rank - 1 || rank == 0) {
 		Node *n = add_node(im, op, &x, 1, np, 1);
+		if (!n)
+			return false;
 		node_set_int(n, "axis", -1);
 		return finish(im, n, np);
 	}
 	int64_t rows = 1, cols = 1;
-	for (int i = 0; i < rank; i++)
-		*(i < axis ? &rows : &cols) *= x->type.shape.dim[i];
+	for (int i = 0; i < rank; i++) {
+		int64_t *p = i < axis ? &rows : &cols;
+		if (__builtin_mul_overflow(*p, x->type.shape.dim[i], p)) {
+			fail(im, "the 2-D view of its operand has too many elements");
+			return false;
+		}
+	}
 	char *t1 = xasprintf("%s.rows", np->output[0]), *t2 = xasprintf("%s.soft", np->output[0]);
-	char *n1 = ir_name(im, t1);
-	const char *names1[] = {n1};
+	char *n1 = ir_name(im, t1), *n2 = ir_name(im, t2);
+	free(t1), free(t2);
+	const char *names1[] = {n1}, *names2[] = {n2};
 	Node *r = graph_add_node(im->g, OP_RESHAPE, &x, 1, names1, 1, where(im));
 	int64_t shp[2] = {rows, cols};
 	node_set_ints(r, "shape", shp, 2);
 	free(n1);
-	if (!graph_check_node(im->g, r, im->d)) {
-		free(t1), free(t2);
-		im->ok = false;
+	if (!typed(im, r)) {
+		free(n2);
 		return false;
 	}
-	char *n2 = ir_name(im, t2);
-	const char *names2[] = {n2};
 	Value *rv = r->out[0];
 	Node *s = graph_add_node(im->g, op, &rv, 1, names2, 1, where(im));
 	node_set_int(s, "axis", 1);
 	free(n2);
-	free(t1), free(t2);
-	if (!graph_check_node(im->g, s, im->d)) {
-		im->ok = false;
+	if (!typed(im, s))
 		return false;
-	}
 	Value *sv = s->out[0];
 	Node *back = add_node(im, OP_RESHAPE, &sv, 1, np, 1);
+	if (!back)
+		return false;
 	node_set_ints(back, "shape", x->type.shape.dim, rank);
 	return finish(im, back, np);
 }
 
-static bool import_node(Imp *im, const Onnx__NodeProto *np)
+static bool import_constant(Imp *im, const Onnx__NodeProto *np)
 {
-	im->node = np;
-	if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx") != 0) {
-		fail(im, "domain '%s' is not supported", np->domain);
+	if (np->n_output != 1 || !np->output[0][0]) {
+		fail(im, "a Constant needs exactly one named result (it has %zu)", np->n_output);
 		return false;
 	}
-	const char *op = np->op_type;
-	if (strcmp(op, "Constant") == 0) {
-		Tensor *t = NULL;
-		char *err = NULL;
-		const Onnx__AttributeProto *a;
-		if ((a = att(np, "value")) && a->t) {
-			t = tensor_of(a->t, &err);
-		} else if ((a = att(np, "value_float"))) {
-			Shape s0 = {0};
-			t = tensor_new(DT_F32, &s0);
-			((float *)t->data)[0] = a->f;
-		} else if ((a = att(np, "value_floats"))) {
-			Shape s1 = {1, {(int64_t)a->n_floats}};
+	if (np->n_input) {
+		fail(im, "a Constant takes no inputs (it has %zu)", np->n_input);
+		return false;
+	}
+	Tensor *t = NULL;
+	char *err = NULL;
+	const Onnx__AttributeProto *a;
+	if ((a = att(np, "value"))) {
+		if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR || !a->t)
+			err = xstrdup("attribute 'value' holds no tensor");
+		else if (!(t = tensor_of(a->t, &err))) {
+			char *e = xasprintf("attribute 'value': %s", err);
+			free(err);
+			err = e;
+		}
+	} else if ((a = att(np, "value_float"))) {
+		Shape s0 = {0};
+		t = tensor_new(DT_F32, &s0);
+		((float *)t->data)[0] = a->f;
+	} else if ((a = att(np, "value_floats"))) {
+		Shape s1 = {1, {(int64_t)a->n_floats}};
+		if (!(err = tensor_size_error(DT_F32, &s1))) {
 			t = tensor_new(DT_F32, &s1);
 			for (size_t i = 0; i < a->n_floats; i++)
 				((float *)t->data)[i] = a->floats[i];
-		} else if ((a = att(np, "value_int"))) {
-			Shape s0 = {0};
-			t = tensor_new(DT_I64, &s0);
-			((int64_t *)t->data)[0] = a->i;
-		} else if ((a = att(np, "value_ints"))) {
-			Shape s1 = {1, {(int64_t)a->n_ints}};
+		}
+	} else if ((a = att(np, "value_int"))) {
+		Shape s0 = {0};
+		t = tensor_new(DT_I64, &s0);
+		((int64_t *)t->data)[0] = a->i;
+	} else if ((a = att(np, "value_ints"))) {
+		Shape s1 = {1, {(int64_t)a->n_ints}};
+		if (!(err = tensor_size_error(DT_I64, &s1))) {
 			t = tensor_new(DT_I64, &s1);
 			for (size_t i = 0; i < a->n_ints; i++)
 				((int64_t *)t->data)[i] = a->ints[i];
-		} else {
-			err = xstrdup("a Constant without a value gdcc can read (value, value_float(s), value_int(s))");
 		}
-		if (!t) {
-			fail(im, "%s", err);
-			free(err);
-			return false;
-		}
-		Value *v = constant(im, np->output[0], t);
-		if (v)
-			sym_bind(im, np->output[0], v);
-		return v != NULL;
+	} else {
+		err = xstrdup("a Constant without a value gdcc can read (value, value_float(s), value_int(s))");
 	}
+	if (!t) {
+		fail(im, "%s", err);
+		free(err);
+		return false;
+	}
+	Value *v = constant(im, np->output[0], t);
+	return v && sym_bind(im, np->output[0], v);
+}
+
+static bool import_node(Imp *im, const Onnx__NodeProto *np)
+{
+	if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx") != 0) {
+		fail(im, "domain '%s' is not supported", Q(im, np->domain));
+		return false;
+	}
+	const char *op = np->op_type;
+	if (strcmp(op, "Constant") == 0)
+		return import_constant(im, np);
 	const OpMap *m = NULL;
 	for (size_t i = 0; i < sizeof op_map / sizeof *op_map; i++)
 		if (strcmp(op_map[i].onnx, op) == 0)
 			m = &op_map[i];
 	if (!m) {
-		fail(im, "op '%s' is not supported by gdcc", op);
+		fail(im, "op '%s' is not supported by gdcc", Q(im, op));
+		return false;
+	}
+	if (np->n_output == 0) {
+		fail(im, "it has no results");
 		return false;
 	}
 	/* operands */
-	Value *in[16];
+	int ndata = m->ndata < 0 || (size_t)m->ndata > np->n_input ? (int)np->n_input : m->ndata;
+	Value **in = xcalloc((size_t)(ndata ? ndata : 1), sizeof *in);
 	int nin = 0;
-	int ndata = m->ndata < 0 ? (int)np->n_input : m->ndata;
-	for (int i = 0; i < ndata && i < (int)np->n_input && nin < 16; i++) {
+	bool ok = true;
+	for (int i = 0; ok && i < ndata; i++) {
 		const char *nm = input_name(np, (size_t)i);
 		if (!nm) {
-			if (m->op == OP_GEMM || m->op == OP_CONV || m->op == OP_LAYERNORM)
-				continue; /* an optional bias left out */
+			/* an optional bias left out (the last operand) */
+			if ((m->op == OP_GEMM || m->op == OP_CONV || m->op == OP_LAYERNORM) && i == 2 && i == ndata - 1)
+				continue;
 			fail(im, "input %d is empty", i + 1);
-			return false;
+			ok = false;
+			break;
 		}
 		Value *v = sym_value(im, nm);
 		if (!v) {
-			fail(im, "input '%s' is not defined before the node", nm);
-			return false;
+			fail(im, "input %d ('%s') is not defined before the node", i + 1, Q(im, nm));
+			ok = false;
+			break;
 		}
 		in[nin++] = v;
 	}
-	if (m->op == OP_POW && nin == 2 && in[0]->type.dtype == DT_F32 && dtype_is_int(in[1]->type.dtype)) {
+	if (ok && nin < op_info[m->op].min_in) {
+		fail(im, "it has %d input%s, %s takes at least %d", nin, nin == 1 ? "" : "s", Q(im, op),
+		     op_info[m->op].min_in);
+		ok = false;
+	}
+	if (ok && m->op == OP_POW && nin == 2 && in[0]->type.dtype == DT_F32 && dtype_is_int(in[1]->type.dtype)) {
 		/* an integer exponent known at import time: the same pow with it as f32 */
-		Tensor *e = evaluate(im, in[1], 0);
+		const Tensor *e = value_of(im, in[1]);
 		if (e) {
 			Tensor *f = tensor_new(DT_F32, &e->type.shape);
 			for (int64_t k = 0; k < tensor_numel(e); k++)
 				tensor_set_f(f, k, (double)tensor_get_i(e, k));
-			tensor_free(e);
 			char *nm = xasprintf("%s_f32", in[1]->name);
 			Value *c = constant(im, nm, f);
 			free(nm);
 			if (!c)
-				return false;
-			in[1] = c;
+				ok = false;
+			else
+				in[1] = c;
 		}
 	}
-	if (m->op == OP_POW && nin == 2 && in[0]->type.dtype != DT_F32) {
+	if (ok && m->op == OP_POW && nin == 2 && in[0]->type.dtype != DT_F32) {
 		fail(im, "a base of %s is not supported (gdcc's pow takes an f32 base)", dtype_name(in[0]->type.dtype));
+		ok = false;
+	}
+	if (ok && (m->op == OP_SOFTMAX || m->op == OP_LOGSOFTMAX) && im->opset < 13) {
+		ok = old_softmax(im, np, m->op, in[0]);
+		free(in);
+		return ok;
+	}
+	if (!ok) {
+		free(in);
 		return false;
 	}
-	if ((m->op == OP_SOFTMAX || m->op == OP_LOGSOFTMAX) && im->opset < 13)
-		return old_softmax(im, np, m->op, in[0]);
 	/* results gdcc can give */
 	int nout = (int)np->n_output;
 	while (nout > 1 && !np->output[nout - 1][0])
 		nout--;
 	if (m->op == OP_MAXPOOL && nout > 1) {
+		free(in);
 		fail(im, "its Indices result is not supported");
 		return false;
 	}
 	Node *n = add_node(im, m->op, in, nin, np, nout);
-	if (!n) {
-		fail(im, "a result name is defined twice");
+	free(in);
+	if (!n)
 		return false;
-	}
 	copy_attrs(im, np, n);
 	const char *nm;
 	switch (m->op) {
@@ -618,8 +1011,10 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		ints_operand(im, np, 1, n, "axes");
 		break;
 	case OP_RESHAPE:
-		if (!ints_operand(im, np, 1, n, "shape") && !att(np, "shape"))
+		if (!input_name(np, 1) && !att(np, "shape"))
 			fail(im, "no shape");
+		else
+			ints_operand(im, np, 1, n, "shape");
 		break;
 	case OP_EXPAND:
 		ints_operand(im, np, 1, n, "shape");
@@ -647,24 +1042,32 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 			ints_operand(im, np, 3, n, "axes");
 		} else {
 			const Onnx__AttributeProto *a = att(np, "paddings");
-			if (a)
+			if (a && a->n_ints <= CONST_INTS_MAX)
 				node_set_ints(n, "pads", a->ints, (int)a->n_ints);
 		}
 		break;
 	case OP_CONSTANT_OF_SHAPE: {
 		ints_operand(im, np, 0, n, "shape");
 		const Onnx__AttributeProto *a = att(np, "value");
-		if (a && a->t) {
+		if (a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && a->t) {
 			char *err = NULL;
 			Tensor *t = tensor_of(a->t, &err);
 			if (!t) {
-				fail(im, "%s", err);
+				fail(im, "attribute 'value': %s", err);
 				free(err);
+				return false;
+			}
+			if (tensor_numel(t) != 1) {
+				fail(im, "attribute 'value' has %" PRId64 " elements, not one", tensor_numel(t));
+				tensor_free(t);
 				return false;
 			}
 			node_set_float(n, "value", tensor_get_f(t, 0));
 			node_set_dtype(n, "dtype", t->type.dtype);
 			tensor_free(t);
+		} else if (a) {
+			fail(im, "attribute 'value' holds no tensor");
+			return false;
 		}
 		break;
 	}
@@ -683,12 +1086,247 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 }
 
 /* ---- the model ---------------------------------------------------------------------------- */
-static bool is_initializer(const Onnx__GraphProto *gp, const char *name)
+/* Every name the translation reads is there (protobuf leaves an absent
+ * string NULL; an absent optional input is "", which is fine). */
+static bool names_present(Imp *im, const Onnx__GraphProto *gp)
 {
+	for (size_t i = 0; i < gp->n_input; i++)
+		if (!gp->input[i]->name)
+			fail(im, "graph input %zu has no name", i + 1);
+	for (size_t i = 0; i < gp->n_output; i++)
+		if (!gp->output[i]->name)
+			fail(im, "graph output %zu has no name", i + 1);
 	for (size_t i = 0; i < gp->n_initializer; i++)
-		if (gp->initializer[i]->name && strcmp(gp->initializer[i]->name, name) == 0)
+		if (!gp->initializer[i]->name)
+			fail(im, "initializer %zu has no name", i + 1);
+	for (size_t i = 0; i < gp->n_node && im->ok; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+		if (!np->op_type) {
+			if (np->name && np->name[0])
+				fail(im, "node '%s' has no op_type", Q(im, np->name));
+			else
+				fail(im, "node %zu has no op_type", i + 1);
+			continue;
+		}
+		im->node = np;
+		im->node_index = i;
+		for (size_t k = 0; k < np->n_input; k++)
+			if (!np->input[k])
+				fail(im, "input %zu has no name", k + 1);
+		for (size_t k = 0; k < np->n_output; k++)
+			if (!np->output[k])
+				fail(im, "result %zu has no name", k + 1);
+		for (size_t k = 0; k < np->n_attribute; k++)
+			if (!np->attribute[k]->name)
+				fail(im, "attribute %zu has no name", k + 1);
+		im->node = NULL;
+	}
+	return im->ok;
+}
+
+static bool import_input(Imp *im, const Onnx__GraphProto *gp, size_t i, int origin)
+{
+	const Onnx__ValueInfoProto *vi = gp->input[i];
+	const char *dir = im->spec_dir;
+	if (dir && vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && vi->type->tensor_type &&
+	    (dtype_of(vi->type->tensor_type->elem_type) == DT_I64 || dtype_of(vi->type->tensor_type->elem_type) == DT_I32)) {
+		char *p = xasprintf("%s/input_%d.pb", dir, origin), *err = NULL;
+		Tensor *t = onnx_load_tensor(p, &err);
+		free(p);
+		free(err);
+		if (t) {
+			Value *v = constant(im, vi->name, t);
+			return v && sym_bind(im, vi->name, v);
+		}
+	}
+	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type) {
+		fail(im, "input '%s' is a %s, not a tensor: not supported by gdcc", Q(im, vi->name),
+		     !vi->type ? "value without a type"
+		     : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? "sequence"
+		     : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE ? "optional"
+		     : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE ? "map" : "non-tensor value");
+		return false;
+	}
+	const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
+	DType dt = dtype_of(tt->elem_type);
+	Shape s = {0};
+	if (dt == DT_INVALID || !tt->shape || tt->shape->n_dim > MAX_RANK) {
+		char what[64];
+		snprintf(what, sizeof what, "ONNX data type %s", onnx_dtype_name(tt->elem_type));
+		fail(im, "input '%s': %s is not supported (gdcc takes f32, i32, i64, bool, rank 0 to %d, a known shape)",
+		     Q(im, vi->name), dt == DT_INVALID ? what : !tt->shape ? "a tensor of unknown rank" : "its rank",
+		     MAX_RANK);
+		return false;
+	}
+	s.rank = (int)tt->shape->n_dim;
+	for (int k = 0; k < s.rank; k++) {
+		const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[k];
+		if (dm->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+			fail(im, "input '%s': dimension %d is not a number (dynamic shapes are not supported)",
+			     Q(im, vi->name), k + 1);
+			return false;
+		}
+		s.dim[k] = dm->dim_value;
+	}
+	char *e = tensor_size_error(dt, &s);
+	if (e) {
+		fail(im, "input '%s': %s", Q(im, vi->name), e);
+		free(e);
+		return false;
+	}
+	char *name = ir_name(im, vi->name);
+	Value *v = graph_add_input(im->g, name, dt, &s, where(im));
+	free(name);
+	if (!sym_bind(im, vi->name, v))
+		return false;
+	im->g->input_origin[im->g->ninputs - 1] = origin;
+	known(im, v)->input = im->g->ninputs;
+	return true;
+}
+
+/* A graph output's declared type, when it gives one, must be a size gdcc
+ * could hold (the type itself comes from inference). */
+static bool check_output_type(Imp *im, const Onnx__ValueInfoProto *vi)
+{
+	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type ||
+	    !vi->type->tensor_type->shape)
+		return true;
+	const Onnx__TensorShapeProto *sp = vi->type->tensor_type->shape;
+	DType dt = dtype_of(vi->type->tensor_type->elem_type);
+	if (sp->n_dim > MAX_RANK || dt == DT_INVALID)
+		return true; /* checked against what the graph computes by inference, not here */
+	Shape s = {(int)sp->n_dim, {0}};
+	for (size_t k = 0; k < sp->n_dim; k++) {
+		if (sp->dim[k]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
 			return true;
-	return false;
+		s.dim[k] = sp->dim[k]->dim_value;
+	}
+	char *e = tensor_size_error(dt, &s);
+	if (e) {
+		fail(im, "output '%s': its declared type: %s", Q(im, vi->name), e);
+		free(e);
+		return false;
+	}
+	return true;
+}
+
+static Graph *import_model(const char *path, const uint8_t *data, size_t len, const char *dir, Diag *d)
+{
+	if (!nesting_ok(&onnx__model_proto__descriptor, data, len)) {
+		diag_error(d, loc_at(path, 0, 0), "not an ONNX model: messages nested more than %d deep", MAX_NESTING);
+		return NULL;
+	}
+	Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, data);
+	if (!mp || !mp->graph) {
+		diag_error(d, loc_at(path, 0, 0), "not an ONNX model (malformed protobuf, or no graph)");
+		if (mp)
+			onnx__model_proto__free_unpacked(mp, NULL);
+		return NULL;
+	}
+	Imp im = {.d = d, .opset = 1, .ok = true, .spec_dir = dir};
+	im.irnames.owns_keys = true;
+	const Onnx__GraphProto *gp = mp->graph;
+	char *gname = xstrdup(gp->name && gp->name[0] ? gp->name : "model");
+	for (char *p = gname; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			*p = '_';
+	if (!((gname[0] >= 'a' && gname[0] <= 'z') || (gname[0] >= 'A' && gname[0] <= 'Z') || gname[0] == '_'))
+		gname[0] = '_';
+	if (ir_keyword(gname)) { /* `graph graph {` does not parse */
+		char *k = xasprintf("%s_", gname);
+		free(gname);
+		gname = k;
+	}
+	im.g = graph_new(gname);
+	free(gname);
+	im.g->file = xstrdup(path);
+	im.file = im.g->file;
+	im.g->loc = where(&im);
+	const char *slash = strrchr(path, '/');
+	im.g->dir = slash ? xstrndup(path, (size_t)(slash - path)) : NULL;
+	for (size_t i = 0; i < mp->n_opset_import; i++) {
+		const char *dom = mp->opset_import[i]->domain;
+		if (!dom || !dom[0] || strcmp(dom, "ai.onnx") == 0) {
+			int64_t ver = mp->opset_import[i]->version;
+			if (ver < 1 || ver > 1000) {
+				fail(&im, "opset version %" PRId64 " is not supported", ver);
+				break;
+			}
+			im.opset = (int)ver;
+		}
+	}
+	if (im.ok)
+		names_present(&im, gp);
+	if (im.ok && gp->n_output == 0) {
+		if (gp->name && gp->name[0])
+			fail(&im, "graph '%s' has no outputs", Q(&im, gp->name));
+		else
+			fail(&im, "the graph has no outputs");
+	}
+	/* initializers by name (old models also list them among the inputs) */
+	for (size_t i = 0; i < gp->n_initializer && im.ok; i++)
+		if (!map_add(&im.inits, gp->initializer[i]->name, gp->initializer[i]))
+			fail(&im, "initializer '%s' is given twice", Q(&im, gp->initializer[i]->name));
+	/* inputs (not the initializers) */
+	int origin = -1;
+	im.g->input_origin = xcalloc(gp->n_input ? gp->n_input : 1, sizeof *im.g->input_origin);
+	for (size_t i = 0; i < gp->n_input && im.ok; i++) {
+		if (map_get(&im.inits, gp->input[i]->name))
+			continue;
+		import_input(&im, gp, i, ++origin);
+	}
+	for (size_t i = 0; i < gp->n_initializer && im.ok; i++) {
+		const Onnx__TensorProto *tp = gp->initializer[i];
+		char *err = NULL;
+		Tensor *t = tensor_of(tp, &err);
+		if (!t) {
+			fail(&im, "initializer '%s': %s", Q(&im, tp->name), err);
+			free(err);
+			break;
+		}
+		Value *v = constant(&im, tp->name, t);
+		if (v)
+			sym_bind(&im, tp->name, v);
+	}
+	for (size_t i = 0; i < gp->n_node && im.ok; i++) {
+		im.node = gp->node[i];
+		im.node_index = i;
+		import_node(&im, gp->node[i]);
+	}
+	im.node = NULL;
+	for (size_t i = 0; i < gp->n_output && im.ok; i++) {
+		const char *name = gp->output[i]->name;
+		Value *v = sym_value(&im, name);
+		if (!check_output_type(&im, gp->output[i]))
+			break;
+		if (!v)
+			fail(&im, "output '%s' is not computed by the graph", Q(&im, name));
+		else if (v->is_output)
+			fail(&im, "output '%s' is listed twice", Q(&im, name));
+		else
+			graph_add_output(im.g, v, where(&im));
+	}
+	map_free(&im.syms);
+	map_free(&im.irnames);
+	map_free(&im.inits);
+	for (int i = 0; i < im.nknown; i++) {
+		if (im.known[i].owned)
+			tensor_free(im.known[i].t);
+		free(im.known[i].why);
+	}
+	free(im.known);
+	onnx__model_proto__free_unpacked(mp, NULL);
+	if (!im.ok) {
+		graph_free(im.g);
+		return NULL;
+	}
+	graph_prune(im.g);
+	return im.g;
+}
+
+Graph *onnx_load_buffer(const char *name, const uint8_t *data, size_t len, Diag *d)
+{
+	return import_model(name, data, len, NULL, d);
 }
 
 Graph *onnx_load(const char *path, Diag *d)
@@ -706,130 +1344,7 @@ Graph *onnx_load_specialized(const char *path, const char *dir, Diag *d)
 		diag_error(d, loc_at(path, 0, 0), "cannot read model: %s", strerror(errno));
 		return NULL;
 	}
-	Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf);
+	Graph *g = import_model(path, (const uint8_t *)buf, len, dir, d);
 	free(buf);
-	if (!mp || !mp->graph) {
-		diag_error(d, loc_at(path, 0, 0), "not an ONNX model (malformed protobuf, or no graph)");
-		if (mp)
-			onnx__model_proto__free_unpacked(mp, NULL);
-		return NULL;
-	}
-	Imp im = {.d = d, .file = path, .opset = 1, .ok = true, .spec_dir = dir};
-	for (size_t i = 0; i < mp->n_opset_import; i++) {
-		const char *dom = mp->opset_import[i]->domain;
-		if (!dom || !dom[0] || strcmp(dom, "ai.onnx") == 0)
-			im.opset = (int)mp->opset_import[i]->version;
-	}
-	const Onnx__GraphProto *gp = mp->graph;
-	char *gname = xstrdup(gp->name && gp->name[0] ? gp->name : "model");
-	for (char *p = gname; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
-			*p = '_';
-	if (!((gname[0] >= 'a' && gname[0] <= 'z') || (gname[0] >= 'A' && gname[0] <= 'Z') || gname[0] == '_'))
-		gname[0] = '_';
-	im.g = graph_new(gname);
-	free(gname);
-	im.g->file = xstrdup(path);
-	im.file = im.g->file;
-	const char *slash = strrchr(path, '/');
-	im.g->dir = slash ? xstrndup(path, (size_t)(slash - path)) : NULL;
-	/* inputs (not the initializers old models also list) */
-	int origin = -1;
-	im.g->input_origin = xcalloc(gp->n_input ? gp->n_input : 1, sizeof *im.g->input_origin);
-	for (size_t i = 0; i < gp->n_input && im.ok; i++) {
-		const Onnx__ValueInfoProto *vi = gp->input[i];
-		if (is_initializer(gp, vi->name))
-			continue;
-		origin++;
-		if (dir && vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && vi->type->tensor_type &&
-		    (dtype_of(vi->type->tensor_type->elem_type) == DT_I64 || dtype_of(vi->type->tensor_type->elem_type) == DT_I32)) {
-			char *p = xasprintf("%s/input_%d.pb", dir, origin), *err = NULL;
-			Tensor *t = onnx_load_tensor(p, &err);
-			free(p);
-			free(err);
-			if (t) {
-				Value *v = constant(&im, vi->name, t);
-				if (v)
-					sym_bind(&im, vi->name, v);
-				continue;
-			}
-		}
-		if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type) {
-			diag_error(d, loc_at(path, 0, 0), "input '%s' is a %s, not a tensor: not supported by gdcc", vi->name,
-				   !vi->type ? "value without a type"
-				   : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? "sequence"
-				   : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE ? "optional"
-				   : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE ? "map" : "non-tensor value");
-			im.ok = false;
-			break;
-		}
-		const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
-		DType dt = dtype_of(tt->elem_type);
-		Shape s = {0};
-		if (dt == DT_INVALID || !tt->shape || tt->shape->n_dim > MAX_RANK) {
-			char what[64];
-			snprintf(what, sizeof what, "ONNX data type %s", onnx_dtype_name(tt->elem_type));
-			diag_error(d, loc_at(path, 0, 0), "input '%s': %s is not supported (gdcc takes f32, i32, i64, bool, rank 0 to %d, a known shape)",
-				   vi->name, dt == DT_INVALID ? what : !tt->shape ? "a tensor of unknown rank" : "its rank",
-				   MAX_RANK);
-			im.ok = false;
-			break;
-		}
-		s.rank = (int)tt->shape->n_dim;
-		for (int k = 0; k < s.rank; k++) {
-			const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[k];
-			if (dm->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || dm->dim_value < 0) {
-				diag_error(d, loc_at(path, 0, 0), "input '%s': dimension %d is not a number (dynamic shapes are not supported)",
-					   vi->name, k + 1);
-				im.ok = false;
-				break;
-			}
-			s.dim[k] = dm->dim_value;
-		}
-		if (!im.ok)
-			break;
-		char *name = ir_name(&im, vi->name);
-		Value *v = graph_add_input(im.g, name, dt, &s, loc_at(path, 0, 0));
-		free(name);
-		sym_bind(&im, vi->name, v);
-		im.g->input_origin[im.g->ninputs - 1] = origin;
-	}
-	for (size_t i = 0; i < gp->n_initializer && im.ok; i++) {
-		char *err = NULL;
-		Tensor *t = tensor_of(gp->initializer[i], &err);
-		if (!t) {
-			diag_error(d, loc_at(path, 0, 0), "initializer: %s", err);
-			free(err);
-			im.ok = false;
-			break;
-		}
-		Value *v = constant(&im, gp->initializer[i]->name, t);
-		if (v)
-			sym_bind(&im, gp->initializer[i]->name, v);
-	}
-	for (size_t i = 0; i < gp->n_node && im.ok; i++)
-		import_node(&im, gp->node[i]);
-	im.node = NULL;
-	for (size_t i = 0; i < gp->n_output && im.ok; i++) {
-		Value *v = sym_value(&im, gp->output[i]->name);
-		if (!v) {
-			diag_error(d, loc_at(path, 0, 0), "output '%s' is not computed by the graph", gp->output[i]->name);
-			im.ok = false;
-		} else if (v->is_output) {
-			diag_error(d, loc_at(path, 0, 0), "output '%s' is listed twice", gp->output[i]->name);
-			im.ok = false;
-		} else {
-			graph_add_output(im.g, v, loc_at(path, 0, 0));
-		}
-	}
-	for (int i = 0; i < im.nsyms; i++)
-		free(im.syms[i].onnx);
-	free(im.syms);
-	onnx__model_proto__free_unpacked(mp, NULL);
-	if (!im.ok) {
-		graph_free(im.g);
-		return NULL;
-	}
-	graph_prune(im.g);
-	return im.g;
+	return g;
 }

@@ -8,9 +8,13 @@
 #include "ir.h"
 #include "npy.h"
 
-/* Read and import; NULL after errors (each names the node, its op and the
- * opset).  The graph is not yet verified. */
+/* Read and import; NULL after errors (each names the file, and the node
+ * with its op and the opset, or the input, output or initializer).  The
+ * graph is not yet verified. */
 Graph *onnx_load(const char *path, Diag *d);
+/* The same from memory: `name` is the file name messages give (the fuzz
+ * target's entry point).  The data need not outlive the call. */
+Graph *onnx_load_buffer(const char *name, const uint8_t *data, size_t len, Diag *d);
 /* The same, specialized to the integer inputs in DIR/input_N.pb (the ONNX
  * test data): shapes are static in gdcc, so integer inputs that carry
  * shapes become constants.  Graph.input_origin maps the remaining inputs to
@@ -19,6 +23,8 @@ Graph *onnx_load_specialized(const char *path, const char *dir, Diag *d);
 /* A TensorProto file (the ONNX test data's input_N.pb); NULL and *err set
  * on failure. */
 Tensor *onnx_load_tensor(const char *path, char **err);
+/* The same from memory. */
+Tensor *onnx_tensor_from_buffer(const uint8_t *data, size_t len, char **err);
 /* Does the path name an ONNX model (by its extension)? */
 bool onnx_is_model(const char *path);
 

@@ -1,9 +1,9 @@
 /* mdgen: reads machine descriptions (the md/ files, the language of docs/md.md),
- * checks them, and writes the C tables of every target plus the registry:
- *
- *   mdgen [-r ROOT] -o targets_gen.c (LIST | FILE.md)...
- *
- * (each LIST names .md files, one per line).
+ * checks them, and writes the C tables of every target plus the registry
+ * (the program is gen/mdgen_main.c: mdgen [-r ROOT] -o targets_gen.c
+ * (LIST | FILE.md)..., each LIST naming .md files, one per line).
+ * mdgen_check_text runs the same front end on a text in memory (the fuzz
+ * target tests/fuzz/fuzz_md.c).  The limits are listed in mdgen.h.
  *
  * Stages, per target: parse the file (and the files it extends), expand
  * classes and foreach, build the model (header, registers, abi, params,
@@ -12,10 +12,14 @@
  * duplicates, operand constraints, ambiguous and unreachable rules,
  * native rows nothing can select, incomplete legality), then emit. */
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "burs.h"
@@ -83,6 +87,12 @@ static void vpush(Vec *a, void *x)
 	a->v[a->n++] = x;
 }
 
+/* A sorted copy of a list of names, for lookups in O(log n). */
+typedef struct {
+	char **v;
+	int n;
+} NameSet;
+
 /* ---- the model --------------------------------------------------------- */
 typedef struct {
 	char *name;
@@ -100,6 +110,7 @@ typedef struct {
 	int width;
 	Vec regs;          /* char * */
 	Vec reserved, callee_saved;
+	NameSet regset, rset, cset; /* the three, sorted */
 	char *move;        /* template copying register {s} to {d} */
 	char *aliases;     /* another class over the same physical registers */
 	int nt;
@@ -180,6 +191,7 @@ typedef struct {
 	MdNode *when;
 	char *when_c, *when_text;
 	int file_index;
+	int seq;           /* order of the rows of one line (foreach) */
 } Legal;
 
 typedef struct {
@@ -226,11 +238,39 @@ typedef struct {
 	Vec rules;         /* Rule * */
 	Vec burs;          /* BursRule * */
 	Vec trees;         /* MdNode *: parsed and expanded trees, freed at the end */
+	/* expansion budget (mdgen.h) */
+	int nitems;        /* items after expansion */
+	size_t nnodes;     /* nodes made by substitution */
+	size_t nbytes;     /* bytes of strings made by substitution */
+	bool over;         /* a budget was exceeded (and reported) */
+	int nnames;        /* names listed (name_list) */
+	NameSet allregs;   /* the registers of every class (is_register) */
+	bool have_allregs;
+	NameSet unitset;   /* units, sorted */
 } Target;
 
+/* The state of one run (mdgen_generate or mdgen_check_text): set up by
+ * run_begin, released by run_end, so that nothing outlives a run. */
 static Diag diag;
+static int aux_counter;  /* numbers the helper nonterminals */
+static const char *rel_root; /* -r: emitted file names are relative to it */
 
 #define ERR(loc, ...) diag_error(&diag, (loc), __VA_ARGS__)
+
+static void run_begin(const char *root_dir)
+{
+	diag_init(&diag);
+	aux_counter = 0;
+	rel_root = root_dir;
+}
+
+static void run_end(void)
+{
+	diag_free(&diag);
+	arena_free();
+	aux_counter = 0;
+	rel_root = NULL;
+}
 
 /* ---- small helpers over the tree ----------------------------------------- */
 static const char *kind_word(const MdNode *n)
@@ -255,6 +295,20 @@ static bool want(const MdNode *n, MdKind k, const char *what, const char *field)
 		ERR(n->loc, "unknown variable '$%s'", n->text);
 	else if (n)
 		ERR(n->loc, "'%s' takes %s, not %s", field, what, kind_word(n));
+	return false;
+}
+
+/* A node that must be a name (an instruction's, an operation's, a
+ * nonterminal's): a variable left unreplaced, or a value of another kind
+ * that a variable was replaced by, is reported. */
+static bool want_name(const MdNode *n, const char *what)
+{
+	if (n->kind == MD_IDENT)
+		return true;
+	if (n->kind == MD_VAR)
+		ERR(n->loc, "unknown variable '$%s'", n->text);
+	else
+		ERR(n->loc, "expected a name for %s, got %s", what, kind_word(n));
 	return false;
 }
 
@@ -290,23 +344,43 @@ static bool field_num(const MdNode *f, double *out)
 		ERR(v->loc, "'%s' must not be negative", f->text);
 		return false;
 	}
+	if (v->num > MD_MAX_CYCLES) {
+		ERR(v->loc, "'%s' must be at most %g cycles", f->text, MD_MAX_CYCLES);
+		return false;
+	}
 	*out = v->num;
 	return true;
 }
 
-/* Names in a list (with register ranges expanded) into vec. */
-static bool name_list(const MdNode *list, Vec *out, const char *field)
+/* Names in a list (with register ranges expanded) into vec: at most
+ * MD_MAX_NAMES in one vec. */
+static bool name_list(Target *t, const MdNode *list, Vec *out, const char *field)
 {
 	if (!want(list, MD_LIST, "a list of names", field))
 		return false;
 	bool ok = true;
 	for (int i = 0; i < list->nkid; i++) {
 		const MdNode *v = list->kid[i];
+		int64_t count = v->kind == MD_RANGE ? (int64_t)v->num - v->ival + 1 : 1;
+		if (count < 0)
+			count = 0;
+		if (out->n + count > MD_MAX_NAMES) {
+			ERR(v->loc, "'%s' lists more than %d names", field, MD_MAX_NAMES);
+			return false;
+		}
+		if (t->nnames + count > MD_MAX_TARGET_NAMES) {
+			if (!t->over)
+				ERR(v->loc, "the target lists more than %d names (registers, units, clobbers) in all",
+				    MD_MAX_TARGET_NAMES);
+			t->over = true;
+			return false;
+		}
+		t->nnames += count;
 		if (v->kind == MD_RANGE) {
-			for (int64_t k = v->ival; k <= (int64_t)v->num; k++) {
-				char buf[128];
-				snprintf(buf, sizeof buf, "%s%lld", v->text, (long long)k);
-				vpush(out, astrdup(buf));
+			for (int64_t k = 0; k < count; k++) {
+				char *name = xasprintf("%s%lld", v->text, (long long)(v->ival + k));
+				vpush(out, astrdup(name));
+				free(name);
 			}
 		} else if (want(v, MD_IDENT, "names", field)) {
 			vpush(out, astrdup(v->text));
@@ -317,12 +391,23 @@ static bool name_list(const MdNode *list, Vec *out, const char *field)
 	return ok;
 }
 
-static int vfind(const Vec *v, const char *name)
+static int cmp_str(const void *a, const void *b)
 {
-	for (int i = 0; i < v->n; i++)
-		if (strcmp(v->v[i], name) == 0)
-			return i;
-	return -1;
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static NameSet name_set(const Vec *v)
+{
+	NameSet s = {amalloc((v->n ? v->n : 1) * sizeof *s.v), v->n};
+	if (v->n)
+		memcpy(s.v, v->v, v->n * sizeof *s.v);
+	qsort(s.v, s.n, sizeof *s.v, cmp_str);
+	return s;
+}
+
+static bool in_set(const NameSet *s, const char *name)
+{
+	return s->n && bsearch(&name, s->v, s->n, sizeof *s->v, cmp_str);
 }
 
 /* ---- expansion of classes and foreach ------------------------------------ */
@@ -334,20 +419,18 @@ static const MdNode *env_get(const Env *e, const char *name)
 	return NULL;
 }
 
-static void value_text(const MdNode *v, char *buf, size_t n)
+/* The text a variable's value stands for inside a string (malloc'd). */
+static char *value_text(const MdNode *v)
 {
-	if (v->kind == MD_NUM) {
-		if (v->is_int)
-			snprintf(buf, n, "%lld", (long long)v->ival);
-		else
-			snprintf(buf, n, "%g", v->num);
-	} else {
-		snprintf(buf, n, "%s", v->text ? v->text : "");
-	}
+	if (v->kind == MD_NUM)
+		return v->is_int ? xasprintf("%lld", (long long)v->ival) : xasprintf("%g", v->num);
+	return xstrdup(v->text ? v->text : "");
 }
 
-/* Replace $name in a string by the variables' values. */
-static char *subst_text(const char *s, const Env *env)
+/* Replace $name in a string by the variables' values.  A string grows by
+ * substitution to at most MD_MAX_STRING bytes, and all of them together to
+ * MD_MAX_EXPANDED_BYTES: past that, the rest is cut, after an error. */
+static char *subst_text(Target *t, Loc loc, const char *s, const Env *env)
 {
 	size_t cap = strlen(s) + 64, n = 0;
 	char *out = xmalloc(cap);
@@ -362,16 +445,24 @@ static char *subst_text(const char *s, const Env *env)
 			v = env_get(env, name);
 			free(name);
 		}
-		char buf[256];
+		char *buf = NULL;
 		const char *piece = s;
 		size_t plen = 1;
 		if (v) {
-			value_text(v, buf, sizeof buf);
+			buf = value_text(v);
 			piece = buf;
 			plen = strlen(buf);
 			s += len + 1;
 		} else {
 			s++;
+		}
+		if ((v && n + plen > MD_MAX_STRING) || t->nbytes + plen > MD_MAX_EXPANDED_BYTES) {
+			if (!t->over)
+				ERR(loc, "substituting variables makes a string longer than %d bytes, or all strings longer "
+				    "than %zu bytes together", MD_MAX_STRING, (size_t)MD_MAX_EXPANDED_BYTES);
+			t->over = true;
+			free(buf);
+			break;
 		}
 		if (n + plen + 1 > cap) {
 			cap = 2 * (n + plen + 1);
@@ -379,32 +470,72 @@ static char *subst_text(const char *s, const Env *env)
 		}
 		memcpy(out + n, piece, plen);
 		n += plen;
+		t->nbytes += plen;
+		free(buf);
 	}
 	out[n] = 0;
 	return out;
 }
 
-static MdNode *subst(const MdNode *n, const Env *env)
+static size_t md_count(const MdNode *n)
+{
+	size_t c = 1;
+	for (int i = 0; i < n->nkid; i++)
+		if (n->kid[i])
+			c += md_count(n->kid[i]);
+	return c;
+}
+
+/* Report (once) that the expansion budget is spent. */
+static bool over_budget(Target *t, Loc loc, size_t more)
+{
+	if (!t->over && t->nnodes + more <= MD_MAX_NODES)
+		return false;
+	if (!t->over)
+		ERR(loc, "expanding foreach and classes makes more than %d syntax nodes (the limit)", MD_MAX_NODES);
+	t->over = true;
+	return true;
+}
+
+/* A copy of n with the variables of env replaced by their values (counted
+ * against the expansion budget: past it, a variable becomes 0). */
+static MdNode *subst(Target *t, const MdNode *n, const Env *env)
 {
 	if (!n)
 		return NULL;
 	if (n->kind == MD_VAR) {
 		const MdNode *v = env_get(env, n->text);
 		if (v) {
-			MdNode *c = md_clone(v);
+			size_t more = md_count(v);
+			MdNode *c;
+			if (over_budget(t, n->loc, more)) {
+				c = md_new(MD_NUM, n->loc);
+				c->is_int = true;
+			} else {
+				c = md_clone(v);
+			}
+			t->nnodes += more;
 			c->loc = n->loc;
 			return c;
 		}
 	}
 	MdNode *c = md_new(n->kind, n->loc);
+	t->nnodes++;
 	if (n->text)
-		c->text = (n->kind == MD_STRING || n->kind == MD_IDENT) ? subst_text(n->text, env) : xstrdup(n->text);
+		c->text = (n->kind == MD_STRING || n->kind == MD_IDENT) ? subst_text(t, n->loc, n->text, env) : xstrdup(n->text);
 	c->num = n->num;
 	c->ival = n->ival;
 	c->is_int = n->is_int;
 	for (int i = 0; i < n->nkid; i++)
-		md_add(c, subst(n->kid[i], env));
+		md_add(c, subst(t, n->kid[i], env));
 	return c;
+}
+
+static MdNode *clone_counted(Target *t, const MdNode *n)
+{
+	if (n)
+		t->nnodes += md_count(n);
+	return md_clone(n);
 }
 
 static const MdNode *find_class(Target *t, const char *name)
@@ -444,7 +575,7 @@ static MdNode *instantiate(Target *t, MdNode *inst)
 		env = &cells[i];
 	}
 	MdNode *out = md_new(MD_INST, inst->loc);
-	md_add(out, md_clone(inst->kid[0]));
+	md_add(out, clone_counted(t, inst->kid[0]));
 	md_add(out, NULL);
 	for (int i = 1; i < cls->nkid; i++) {
 		const char *key = line_key(cls->kid[i]);
@@ -452,21 +583,35 @@ static MdNode *instantiate(Target *t, MdNode *inst)
 		for (int k = 2; k < inst->nkid; k++)
 			overridden |= strcmp(line_key(inst->kid[k]), key) == 0;
 		if (!overridden)
-			md_add(out, subst(cls->kid[i], env));
+			md_add(out, subst(t, cls->kid[i], env));
 	}
 	for (int k = 2; k < inst->nkid; k++)
-		md_add(out, md_clone(inst->kid[k]));
+		md_add(out, clone_counted(t, inst->kid[k]));
 	free(cells);
 	return out;
 }
 
+/* How many items a foreach nest makes (saturating at UINT64_MAX). */
+static uint64_t expansion_items(const MdNode *item)
+{
+	if (item->kind != MD_FOREACH)
+		return 1;
+	uint64_t body = 0, n;
+	for (int i = 2; i < item->nkid; i++)
+		if (__builtin_add_overflow(body, expansion_items(item->kid[i]), &body))
+			return UINT64_MAX;
+	return __builtin_mul_overflow(body, (uint64_t)item->kid[1]->nkid, &n) ? UINT64_MAX : n;
+}
+
 static void expand(Target *t, const MdNode *item, const Env *env, Vec *out)
 {
+	if (over_budget(t, item->loc, 0))
+		return;
 	switch (item->kind) {
 	case MD_FOREACH: {
 		const MdNode *vars = item->kid[0], *tuples = item->kid[1];
 		Env *cells = xcalloc(vars->nkid, sizeof *cells);
-		for (int k = 0; k < tuples->nkid; k++) {
+		for (int k = 0; k < tuples->nkid && !t->over; k++) {
 			const MdNode *tup = tuples->kid[k];
 			if (tup->nkid != vars->nkid) {
 				ERR(tup->loc, "this tuple has %d values but foreach names %d variables", tup->nkid, vars->nkid);
@@ -474,7 +619,7 @@ static void expand(Target *t, const MdNode *item, const Env *env, Vec *out)
 			}
 			MdNode *vals = md_new(MD_LIST, tup->loc);
 			for (int i = 0; i < vars->nkid; i++)
-				md_add(vals, subst(tup->kid[i], env));
+				md_add(vals, subst(t, tup->kid[i], env));
 			vpush(&t->trees, vals);
 			const Env *e = env;
 			for (int i = 0; i < vars->nkid; i++) {
@@ -485,10 +630,10 @@ static void expand(Target *t, const MdNode *item, const Env *env, Vec *out)
 				expand(t, item->kid[i], e, out);
 		}
 		free(cells);
-		break;
+		return;
 	}
 	case MD_CLASS: {
-		MdNode *c = subst(item, env);
+		MdNode *c = subst(t, item, env);
 		vpush(&t->trees, c);
 		const MdNode *old = find_class(t, c->text);
 		if (old && old->loc.file == c->loc.file) {
@@ -499,7 +644,7 @@ static void expand(Target *t, const MdNode *item, const Env *env, Vec *out)
 		break;
 	}
 	case MD_INST: {
-		MdNode *c = subst(item, env);
+		MdNode *c = subst(t, item, env);
 		vpush(&t->trees, c);
 		if (c->kid[1]) {
 			MdNode *x = instantiate(t, c);
@@ -512,11 +657,12 @@ static void expand(Target *t, const MdNode *item, const Env *env, Vec *out)
 		break;
 	}
 	default: {
-		MdNode *c = subst(item, env);
+		MdNode *c = subst(t, item, env);
 		vpush(&t->trees, c);
 		vpush(out, c);
 	}
 	}
+	t->nitems++;
 }
 
 /* ---- loading a target and the targets it extends ------------------------- */
@@ -526,21 +672,84 @@ static char *dir_of(const char *path)
 	return slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");
 }
 
-/* Parse `path` and what it extends; append its expanded items (parents
- * first) to out.  `stack` holds the names being loaded, for cycles. */
-static bool load(Target *t, const char *path, Loc from, const char **stack, int depth, Vec *out)
+char *md_read_file(const char *path, size_t *len, const char **why)
 {
-	if (depth >= 16) {
-		ERR(from, "'extends' is nested too deeply");
+	/* O_NONBLOCK: opening a FIFO does not wait for a writer. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		*why = strerror(errno);
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		*why = strerror(errno);
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file";
+		close(fd);
+		return NULL;
+	}
+	if ((uint64_t)st.st_size > MD_MAX_FILE_BYTES) {
+		*why = "it is larger than the limit of 16 MiB";
+		close(fd);
+		return NULL;
+	}
+	size_t cap = (size_t)st.st_size + 1, n = 0;
+	char *buf = xmalloc(cap + 1);
+	for (;;) {
+		ssize_t got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			*why = strerror(errno);
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+		if (n == cap) { /* it grew while we read it */
+			*why = "it changed while it was read";
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+	}
+	close(fd);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+/* Parse `path` (or, for the top file, `text` when not NULL) and what it
+ * extends; append its expanded items (parents first) to out.  `stack`
+ * holds the names being loaded, for cycles. */
+static bool load(Target *t, const char *path, const char *mem, size_t memlen, Loc from, const char **stack, int depth,
+		 Vec *out)
+{
+	if (depth >= MD_MAX_EXTENDS) {
+		ERR(from, "'extends' is nested more than %d deep", MD_MAX_EXTENDS);
 		return false;
 	}
-	size_t len;
-	char *text = read_file(path, &len);
-	if (!text) {
-		ERR(from, "cannot read '%s': %s", path, strerror(errno));
-		return false;
+	size_t len = memlen;
+	char *text = NULL;
+	if (mem) {
+		text = xmalloc(len + 1);
+		if (len)
+			memcpy(text, mem, len);
+		text[len] = 0;
+	} else {
+		const char *why;
+		text = md_read_file(path, &len, &why);
+		if (!text) {
+			ERR(from, "cannot read '%s': %s", path, why);
+			return false;
+		}
 	}
-	const char *file = diag_add_source(&diag, path, text, len);
+	const char *file = diag_add_source(&diag, path, text, len); /* diag_print escapes raw bytes */
 	t->hash = XXH3_64bits_withSeed(text, len, t->hash);
 	MdNode *items = md_parse(file, text, len, &diag);
 	free(text);
@@ -570,13 +779,26 @@ static bool load(Target *t, const char *path, Loc from, const char **stack, int 
 		char *dir = dir_of(path);
 		char *ppath = xasprintf("%s/%s.md", dir, parent);
 		free(dir);
-		bool ok = load(t, ppath, head->kid[0]->loc, stack, depth + 1, out);
+		bool ok = load(t, ppath, NULL, 0, head->kid[0]->loc, stack, depth + 1, out);
 		free(ppath);
 		if (!ok)
 			return false;
 	}
-	for (int i = 0; i < items->nkid; i++)
-		expand(t, items->kid[i], NULL, out);
+	for (int i = 0; i < items->nkid && !t->over; i++) {
+		const MdNode *item = items->kid[i];
+		uint64_t n = expansion_items(item);
+		if (n > (uint64_t)(MD_MAX_ITEMS - t->nitems)) {
+			if (item->kind == MD_FOREACH && n > MD_MAX_ITEMS)
+				ERR(item->loc, "this foreach makes %llu items, more than the limit of %d", (unsigned long long)n,
+				    MD_MAX_ITEMS);
+			else
+				ERR(item->loc, "the target has more than %d items (the limit) after expanding foreach",
+				    MD_MAX_ITEMS);
+			t->over = true;
+			break;
+		}
+		expand(t, item, NULL, out);
+	}
 	return true;
 }
 
@@ -607,17 +829,18 @@ static void header_field(Target *t, const MdNode *f)
 	} else if (strcmp(f->text, "vector") == 0) {
 		if (f->nkid >= 1 && f->kid[0]->kind == MD_IDENT && strcmp(f->kid[0]->text, "fixed") == 0 &&
 		    f->nkid == 2 && f->kid[1]->kind == MD_NUM && f->kid[1]->is_int && f->kid[1]->ival >= 32 &&
-		    f->kid[1]->ival % 32 == 0) {
+		    f->kid[1]->ival <= 65536 && f->kid[1]->ival % 32 == 0) {
 			t->scalable = false;
 			t->vector_bits = t->vlen_max = (int)f->kid[1]->ival;
 		} else if (f->nkid == 3 && f->kid[0]->kind == MD_IDENT && strcmp(f->kid[0]->text, "scalable") == 0 &&
 			   f->kid[1]->kind == MD_NUM && f->kid[2]->kind == MD_NUM && f->kid[1]->is_int &&
-			   f->kid[2]->is_int && f->kid[1]->ival >= 32 && f->kid[2]->ival >= f->kid[1]->ival) {
+			   f->kid[2]->is_int && f->kid[1]->ival >= 32 && f->kid[2]->ival >= f->kid[1]->ival &&
+			   f->kid[2]->ival <= 65536 && f->kid[1]->ival % 32 == 0 && f->kid[2]->ival % 32 == 0) {
 			t->scalable = true;
 			t->vector_bits = (int)f->kid[1]->ival;
 			t->vlen_max = (int)f->kid[2]->ival;
 		} else {
-			ERR(f->loc, "'vector' is 'fixed BITS' or 'scalable MIN MAX' (bits, multiples of 32)");
+			ERR(f->loc, "'vector' is 'fixed BITS' or 'scalable MIN MAX' (bits, multiples of 32, at most 65536)");
 		}
 	} else if (strcmp(f->text, "lmul") == 0) {
 		const MdNode *l = field_value(f, MD_LIST, "a list of integers");
@@ -643,7 +866,7 @@ static void header_field(Target *t, const MdNode *f)
 	} else if (strcmp(f->text, "units") == 0) {
 		t->units.n = 0;
 		if (f->nkid == 1)
-			name_list(f->kid[0], &t->units, "units");
+			name_list(t, f->kid[0], &t->units, "units");
 		else
 			ERR(f->loc, "'units' takes a list of execution-unit names");
 	} else {
@@ -698,7 +921,7 @@ static void build_regclass(Target *t, const MdNode *n)
 		const MdNode *f = n->kid[i];
 		int64_t v;
 		if (strcmp(f->text, "regs") == 0 && f->nkid == 1) {
-			have_regs = name_list(f->kid[0], &rc->regs, "regs");
+			have_regs = name_list(t, f->kid[0], &rc->regs, "regs");
 		} else if (strcmp(f->text, "width") == 0) {
 			if (field_int(f, 1, 65536, &v))
 				rc->width = (int)v, have_width = true;
@@ -714,7 +937,7 @@ static void build_regclass(Target *t, const MdNode *n)
 				rc->aliases = astrdup(m->text);
 		} else if ((strcmp(f->text, "reserved") == 0 || strcmp(f->text, "callee_saved") == 0) && f->nkid == 1) {
 			Vec *dst = f->text[0] == 'r' ? &rc->reserved : &rc->callee_saved;
-			name_list(f->kid[0], dst, f->text);
+			name_list(t, f->kid[0], dst, f->text);
 		} else {
 			ERR(f->loc, "unknown field '%s' in register class '%s' (known: regs, width, reserved, callee_saved, move, aliases)",
 			    f->text, rc->name);
@@ -724,14 +947,16 @@ static void build_regclass(Target *t, const MdNode *n)
 		ERR(n->loc, "register class '%s' has no 'regs'", rc->name);
 	if (!have_width)
 		ERR(n->loc, "register class '%s' has no 'width'", rc->name);
-	for (int i = 0; i < rc->regs.n; i++)
-		for (int k = 0; k < i; k++)
-			if (strcmp(rc->regs.v[i], rc->regs.v[k]) == 0)
-				ERR(n->loc, "register '%s' is listed twice in '%s'", (char *)rc->regs.v[i], rc->name);
+	rc->regset = name_set(&rc->regs);
+	rc->rset = name_set(&rc->reserved);
+	rc->cset = name_set(&rc->callee_saved);
+	for (int i = 1; i < rc->regset.n; i++) /* sorted: each extra copy is next to the first */
+		if (strcmp(rc->regset.v[i], rc->regset.v[i - 1]) == 0)
+			ERR(n->loc, "register '%s' is listed twice in '%s'", rc->regset.v[i], rc->name);
 	Vec *subsets[] = {&rc->reserved, &rc->callee_saved};
 	for (int s = 0; s < 2; s++)
 		for (int i = 0; i < subsets[s]->n; i++)
-			if (vfind(&rc->regs, subsets[s]->v[i]) < 0)
+			if (!in_set(&rc->regset, subsets[s]->v[i]))
 				ERR(n->loc, "unknown register '%s' in '%s' of class '%s'", (char *)subsets[s]->v[i],
 				    s ? "callee_saved" : "reserved", rc->name);
 	DEFINE(t->regclasses, rc, "register class");
@@ -743,12 +968,20 @@ static RegClass *find_regclass(Target *t, const char *name)
 	return i < 0 ? NULL : t->regclasses.v[i];
 }
 
+/* Called once every register class is built. */
 static bool is_register(Target *t, const char *reg)
 {
-	for (int i = 0; i < t->regclasses.n; i++)
-		if (vfind(&((RegClass *)t->regclasses.v[i])->regs, reg) >= 0)
-			return true;
-	return false;
+	if (!t->have_allregs) {
+		Vec all = {0};
+		for (int i = 0; i < t->regclasses.n; i++) {
+			RegClass *rc = t->regclasses.v[i];
+			for (int k = 0; k < rc->regs.n; k++)
+				vpush(&all, rc->regs.v[k]);
+		}
+		t->allregs = name_set(&all);
+		t->have_allregs = true;
+	}
+	return in_set(&t->allregs, reg);
 }
 
 static void check_class_regs(Target *t, const MdNode *where, const char *cls, const Vec *regs)
@@ -759,7 +992,7 @@ static void check_class_regs(Target *t, const MdNode *where, const char *cls, co
 		return;
 	}
 	for (int i = 0; i < regs->n; i++)
-		if (vfind(&rc->regs, regs->v[i]) < 0)
+		if (!in_set(&rc->regset, regs->v[i]))
 			ERR(where->loc, "'%s' is not a register of class '%s'", (char *)regs->v[i], cls);
 }
 
@@ -779,7 +1012,7 @@ static void build_abi(Target *t)
 			if (f->kid[1]->kind == MD_IDENT)
 				vpush(&a->regs, astrdup(f->kid[1]->text));
 			else
-				name_list(f->kid[1], &a->regs, f->text);
+				name_list(t, f->kid[1], &a->regs, f->text);
 			check_class_regs(t, f, a->cls, &a->regs);
 			vpush(f->text[0] == 'a' ? &t->abi_args : &t->abi_ret, a);
 		} else if (strcmp(f->text, "stack_pointer") == 0 || strcmp(f->text, "frame_pointer") == 0) {
@@ -835,10 +1068,8 @@ static Sort check_pattern(Target *t, Rule *r, const MdNode *p, int depth, int8_t
 {
 	if (p->kind == MD_BIND) {
 		const MdNode *what = p->kid[0];
-		if (what->kind != MD_IDENT) {
-			ERR(what->loc, "unknown variable '$%s'", what->text);
+		if (!want_name(what, "a nonterminal or constant"))
 			return SORT_NONE;
-		}
 		if (find_operand(r, p->text) || (r->result && strcmp(r->result->text, p->text) == 0)) {
 			ERR(p->loc, "operand '%s' is bound twice in '%s'", p->text, r->name);
 			return SORT_NONE;
@@ -885,10 +1116,8 @@ static Sort check_pattern(Target *t, Rule *r, const MdNode *p, int depth, int8_t
 	}
 	/* an operation */
 	const MdNode *w = p->kid[0];
-	if (w->kind != MD_IDENT) {
-		ERR(w->loc, "unknown variable '$%s'", w->text);
+	if (!want_name(w, "an operation"))
 		return SORT_NONE;
-	}
 	SelOp s = sel_lookup(w->text, strlen(w->text));
 	if (s == SEL_COUNT) {
 		ERR(w->loc, "unknown operation '%s' (see core/sel.def)", w->text);
@@ -1033,10 +1262,10 @@ static void build_form(Target *t, Form *f)
 				r->asm_template = astrdup(val->text);
 				r->asm_loc = val->loc;
 			} else if (key->kind == MD_IDENT && strcmp(key->text, "cost") == 0 && val && val->kind == MD_NUM &&
-				   val->num >= 0) {
+				   val->num >= 0 && val->num <= MD_MAX_CYCLES) {
 				r->cost = (int)(val->num * 100 + 0.5);
 			} else {
-				ERR(key->loc, "a form case is 'match PATTERN [asm \"...\"] [cost N]'");
+				ERR(key->loc, "a form case is 'match PATTERN [asm \"...\"] [cost N]' (N from 0 to %g)", MD_MAX_CYCLES);
 				break;
 			}
 		}
@@ -1088,10 +1317,10 @@ static void build_inst(Target *t, InstDef *def)
 			if (field_int(f, 0, 64, &v))
 				r->size = (int)v;
 		} else if (strcmp(f->text, "units") == 0 && f->nkid == 1) {
-			name_list(f->kid[0], &r->units, "units");
+			name_list(t, f->kid[0], &r->units, "units");
 			r->units_loc = f->loc;
 		} else if (strcmp(f->text, "clobbers") == 0 && f->nkid == 1) {
-			name_list(f->kid[0], &r->clobbers, "clobbers");
+			name_list(t, f->kid[0], &r->clobbers, "clobbers");
 			r->clobbers_loc = f->loc;
 		} else if (strcmp(f->text, "tied") == 0) {
 			if (f->nkid != 2 || f->kid[0]->kind != MD_IDENT || f->kid[1]->kind != MD_IDENT) {
@@ -1138,13 +1367,12 @@ static void build_inst(Target *t, InstDef *def)
 			ERR(r->clobbers_loc, "'%s' clobbers unknown register '%s'", r->name, c);
 	}
 	for (int i = 0; i < r->units.n; i++)
-		if (vfind(&t->units, r->units.v[i]) < 0)
+		if (!in_set(&t->unitset, r->units.v[i]))
 			ERR(r->units_loc, "unknown execution unit '%s' (the target's 'units' lists them)", (char *)r->units.v[i]);
 	vpush(&t->rules, r);
 }
 
 /* ---- normalization into BURS rules --------------------------------------- */
-static int aux_counter;
 
 static BursRule *add_burs(Target *t, int lhs, int op, int origin, bool emits, int cost)
 {
@@ -1173,9 +1401,9 @@ static int normalize(Target *t, Rule *r, int origin, const MdNode *p, bool root)
 		}
 		int lhs = root ? r->lhs : -1;
 		if (lhs < 0) {
-			char name[96];
-			snprintf(name, sizeof name, "_%s_%d", r->name, ++aux_counter);
+			char *name = xasprintf("_%s_%d", r->name, ++aux_counter);
 			lhs = add_nt(t, name, sel_info[o->const_op].result, 3, p->loc, NULL);
+			free(name);
 		}
 		BursRule *b = add_burs(t, lhs, o->const_op, origin, root, root ? r->cost : 0);
 		b->has_range = o->has_range;
@@ -1189,9 +1417,9 @@ static int normalize(Target *t, Rule *r, int origin, const MdNode *p, bool root)
 		kids[i] = normalize(t, r, origin, p->kid[i + 1], false);
 	int lhs = r->lhs;
 	if (!root) {
-		char name[96];
-		snprintf(name, sizeof name, "_%s_%d", r->name, ++aux_counter);
+		char *name = xasprintf("_%s_%d", r->name, ++aux_counter);
 		lhs = add_nt(t, name, sel_info[s].result, 3, p->loc, NULL);
+		free(name);
 	}
 	BursRule *b = add_burs(t, lhs, s, origin, root, root ? r->cost : 0);
 	b->nkids = (int16_t)sel_info[s].nkids;
@@ -1354,7 +1582,10 @@ static bool constraint(const MdNode *e, int op, Str *c, Str *txt)
 			ERR(e->loc, "constraints compare integers");
 			return false;
 		}
-		sprintf_(c, "INT64_C(%lld)", (long long)e->ival);
+		if (e->ival == INT64_MIN) /* -9223372036854775808 is not a C constant */
+			sputs(c, "INT64_MIN");
+		else
+			sprintf_(c, "INT64_C(%lld)", (long long)e->ival);
 		sprintf_(txt, "%lld", (long long)e->ival);
 		return true;
 	case MD_IDENT:
@@ -1392,6 +1623,10 @@ static bool constraint(const MdNode *e, int op, Str *c, Str *txt)
 	case MD_CALL: {
 		int64_t a = 0, b = 0;
 		int maxop = op >= 0 && op_info[op].max_in >= 0 ? op_info[op].max_in - 1 : 63;
+		if (maxop < 0 && strcmp(e->text, "outdim") != 0) {
+			ERR(e->loc, "%s() in a constraint names an operand, but %s has none", e->text, op_info[op].name);
+			return false;
+		}
 		if (strcmp(e->text, "rank") == 0 && e->nkid == 1) {
 			if (!int_arg(e, 0, 0, maxop, &a))
 				return false;
@@ -1419,23 +1654,41 @@ static bool constraint(const MdNode *e, int op, Str *c, Str *txt)
 		}
 		return true;
 	}
-	case MD_BINOP:
-		sputs(c, "(");
-		sputs(txt, "(");
-		if (!constraint(e->kid[0], op, c, txt))
-			return false;
-		sprintf_(c, " %s ", e->text);
-		sprintf_(txt, " %s ", e->text);
-		if (!constraint(e->kid[1], op, c, txt))
-			return false;
-		if ((strcmp(e->text, "/") == 0 || strcmp(e->text, "%") == 0) && e->kid[1]->kind == MD_NUM &&
-		    e->kid[1]->ival == 0) {
-			ERR(e->kid[1]->loc, "division by zero in a constraint");
-			return false;
+	case MD_BINOP: {
+		/* A chain k0 op k1 op k2 ... (left-associative), written as
+		 * ((k0 op k1) op k2) ...  The C of + - * wraps around instead of
+		 * overflowing, and / and % by zero (or INT64_MIN / -1) give 0:
+		 * the legality test never has undefined behaviour. */
+		const char *o = e->text;
+		bool wrap = strcmp(o, "+") == 0 || strcmp(o, "-") == 0 || strcmp(o, "*") == 0;
+		bool div = strcmp(o, "/") == 0 || strcmp(o, "%") == 0;
+		for (int i = 1; i < e->nkid; i++) {
+			sputs(c, wrap ? "(int64_t)((uint64_t)" : div ? (o[0] == '/' ? "legal_div_(" : "legal_mod_(") : "(");
+			sputs(txt, "(");
 		}
-		sputs(c, ")");
-		sputs(txt, ")");
+		for (int i = 0; i < e->nkid; i++) {
+			if (i > 0) {
+				if (wrap)
+					sprintf_(c, " %s (uint64_t)", o);
+				else if (div)
+					sputs(c, ", ");
+				else
+					sprintf_(c, " %s ", o);
+				sprintf_(txt, " %s ", o);
+			}
+			if (!constraint(e->kid[i], op, c, txt))
+				return false;
+			if (i > 0 && div && e->kid[i]->kind == MD_NUM && e->kid[i]->ival == 0) {
+				ERR(e->kid[i]->loc, "division by zero in a constraint");
+				return false;
+			}
+			if (i > 0) {
+				sputs(c, ")");
+				sputs(txt, ")");
+			}
+		}
 		return true;
+	}
 	case MD_NOT:
 		sputs(c, "(!");
 		sputs(txt, "!");
@@ -1458,19 +1711,16 @@ static void build_legal(Target *t, const MdNode *n)
 	l->loc = n->loc;
 	l->file_index = file_index(t, n->loc.file);
 	const MdNode *opw = n->kid[0], *dtw = n->kid[1], *words = n->kid[2];
-	bool ok = true;
-	if (opw->kind == MD_VAR || dtw->kind == MD_VAR) {
-		ERR(opw->kind == MD_VAR ? opw->loc : dtw->loc, "unknown variable '$%s'",
-		    opw->kind == MD_VAR ? opw->text : dtw->text);
+	bool ok = true, op_known = true;
+	if (!want_name(opw, "the op of a legality row") || !want_name(dtw, "the dtype of a legality row"))
 		return;
-	}
 	if (strcmp(opw->text, "*") == 0) {
 		l->op = -1;
 	} else {
 		l->op = op_lookup(opw->text, strlen(opw->text));
 		if (l->op == OP_COUNT) {
 			ERR(opw->loc, "unknown op '%s' (gdcc --list-ops lists them)", opw->text);
-			ok = false;
+			ok = op_known = false;
 		}
 	}
 	if (strcmp(dtw->text, "*") == 0) {
@@ -1545,7 +1795,7 @@ static void build_legal(Target *t, const MdNode *n)
 			ok = false;
 		}
 	}
-	if (n->kid[3]) {
+	if (n->kid[3] && op_known) { /* an unknown op has no attributes or operands to check against */
 		l->when = n->kid[3];
 		Str c = {0}, txt = {0};
 		if (constraint(l->when, l->op, &c, &txt)) {
@@ -1557,8 +1807,10 @@ static void build_legal(Target *t, const MdNode *n)
 		free(c.buf);
 		free(txt.buf);
 	}
-	if (ok)
+	if (ok) {
+		l->seq = t->legal.n;
 		vpush(&t->legal, l);
+	}
 }
 
 /* A probe tree: op over register leaves of its operand sorts. */
@@ -1587,6 +1839,9 @@ static int32_t probe_cost(Target *t, const BursGrammar *g, SelOp s)
 
 static void check_legal(Target *t, const BursGrammar *g)
 {
+	int32_t memo[SEL_COUNT]; /* probe_cost by operation, -1: not yet */
+	for (int i = 0; i < SEL_COUNT; i++)
+		memo[i] = -1;
 	for (int i = 0; i < t->legal.n; i++) {
 		Legal *l = t->legal.v[i];
 		if (l->act != ACT_NATIVE)
@@ -1612,7 +1867,9 @@ static void check_legal(Target *t, const BursGrammar *g)
 		for (int k = 0; k < l->uses.n; k++) {
 			const char *u = l->uses.v[k];
 			SelOp s = sel_lookup(u, strlen(u));
-			int32_t c = probe_cost(t, g, s);
+			if (memo[s] < 0)
+				memo[s] = probe_cost(t, g, s);
+			int32_t c = memo[s];
 			if (c >= BURS_INF) {
 				Str sig = {0};
 				sprintf_(&sig, "%s(", u);
@@ -1669,18 +1926,20 @@ static int cmp_legal(const void *a, const void *b)
 	const Legal *x = *(const Legal *const *)a, *y = *(const Legal *const *)b;
 	if (x->file_index != y->file_index)
 		return x->file_index - y->file_index; /* the child's rows first */
-	return x->loc.line - y->loc.line;
+	if (x->loc.line != y->loc.line)
+		return x->loc.line - y->loc.line;
+	return x->seq - y->seq;
 }
 
-static Target *build_target(const char *path, Loc from)
+static Target *build_target(const char *path, const char *text, size_t len, Loc from)
 {
 	Target *t = amalloc(sizeof *t);
 	t->path = astrdup(path);
 	t->stack_align = 16;
-	const char *stack[16];
+	const char *stack[MD_MAX_EXTENDS];
 	Vec items = {0};
 	int before = diag.nerrors;
-	if (!load(t, path, from, stack, 0, &items))
+	if (!load(t, path, text, len, from, stack, 0, &items))
 		return t;
 	/* header: the parents' fields, then the child's */
 	for (int i = 0; i < items.n; i++) {
@@ -1700,6 +1959,7 @@ static Target *build_target(const char *path, Loc from)
 		t->name = astrdup(own->text);
 		t->loc = own->loc;
 	}
+	t->unitset = name_set(&t->units);
 	if (!t->isa || !t->dialect || !t->pointer_bits || !t->vector_bits || !t->dtypes)
 		ERR(t->loc, "target '%s' needs isa, dialect, pointer_bits, vector and dtypes", t->name);
 	for (int i = 0; i < items.n; i++) {
@@ -1743,10 +2003,8 @@ static Target *build_target(const char *path, Loc from)
 		}
 		case MD_INST: {
 			InstDef *d = amalloc(sizeof *d);
-			if (n->kid[0]->kind != MD_IDENT) {
-				ERR(n->kid[0]->loc, "unknown variable '$%s'", n->kid[0]->text);
+			if (!want_name(n->kid[0], "an instruction"))
 				break;
-			}
 			d->name = astrdup(n->kid[0]->text);
 			d->loc = n->kid[0]->loc;
 			d->node = n;
@@ -1770,7 +2028,7 @@ static Target *build_target(const char *path, Loc from)
 		else if (other->regs.n != rc->regs.n) {
 			/* fewer registers: each must be one of the other class's, by name */
 			for (int k = 0; k < rc->regs.n; k++)
-				if (vfind(&other->regs, rc->regs.v[k]) < 0)
+				if (!in_set(&other->regset, rc->regs.v[k]))
 					ERR(rc->loc, "register class '%s' aliases '%s' but its register '%s' is not one of its",
 					    rc->name, other->name, (char *)rc->regs.v[k]);
 		}
@@ -1805,10 +2063,15 @@ static Target *build_target(const char *path, Loc from)
 		Rule *r = t->rules.v[i];
 		normalize(t, r, i, r->pattern, true);
 	}
-	if (t->nts.n > 30000)
-		ERR(t->loc, "too many nonterminals");
+	/* The tables index nonterminals and rules with int16_t. */
+	if (t->nts.n > 30000 || t->burs.n > 30000) {
+		ERR(t->loc, "the patterns make %d nonterminals and %d normalized rules, more than the limit of 30000",
+		    t->nts.n, t->burs.n);
+		return t;
+	}
 	check_rules(t);
-	qsort(t->legal.v, t->legal.n, sizeof *t->legal.v, cmp_legal);
+	if (t->legal.n > 1)
+		qsort(t->legal.v, t->legal.n, sizeof *t->legal.v, cmp_legal);
 	BursRule *flat;
 	BursGrammar g = grammar_of(t, &flat);
 	check_legal(t, &g);
@@ -1816,12 +2079,11 @@ static Target *build_target(const char *path, Loc from)
 }
 
 /* ---- emission ------------------------------------------------------------- */
-static const char *root; /* -r: emitted file names are relative to it */
 
 static const char *rel(const char *path)
 {
-	size_t n = root ? strlen(root) : 0;
-	if (n && strncmp(path, root, n) == 0 && path[n] == '/')
+	size_t n = rel_root ? strlen(rel_root) : 0;
+	if (n && strncmp(path, rel_root, n) == 0 && path[n] == '/')
 		return path + n + 1;
 	return path;
 }
@@ -1906,10 +2168,10 @@ static void emit_target(FILE *o, Target *t, int k)
 		emit_names(o, var, &rc->regs);
 		fprintf(o, "static const bool t%d_rc%d_reserved[] = {", k, i);
 		for (int r = 0; r < rc->regs.n; r++)
-			fprintf(o, "%s%d", r ? ", " : "", vfind(&rc->reserved, rc->regs.v[r]) >= 0);
+			fprintf(o, "%s%d", r ? ", " : "", in_set(&rc->rset, rc->regs.v[r]));
 		fprintf(o, "};\nstatic const bool t%d_rc%d_callee[] = {", k, i);
 		for (int r = 0; r < rc->regs.n; r++)
-			fprintf(o, "%s%d", r ? ", " : "", vfind(&rc->callee_saved, rc->regs.v[r]) >= 0);
+			fprintf(o, "%s%d", r ? ", " : "", in_set(&rc->cset, rc->regs.v[r]));
 		fputs("};\n", o);
 	}
 	fprintf(o, "static const RegClassInfo t%d_regclasses[] = {\n", k);
@@ -2091,66 +2353,101 @@ static void emit_target(FILE *o, Target *t, int k)
 	fprintf(o, ",\n\t.md_hash = UINT64_C(0x%016llx),\n};\n", (unsigned long long)t->hash);
 }
 
-/* ---- main ----------------------------------------------------------------- */
-static void usage(void)
+/* ---- entry points --------------------------------------------------------- */
+static void emit_all(FILE *o, const Vec *targets)
 {
-	fputs("usage: mdgen [-r ROOT] -o OUTPUT.c (LIST | FILE.md)...\n"
-	      "Each LIST names target files (without .md), one per line, relative to the list's folder.\n"
-	      "-r ROOT: write file names relative to ROOT into the tables.\n",
-	      stderr);
+	fputs("/* Generated by gen/mdgen from the machine descriptions: do not edit. */\n"
+	      "#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
+	      "#include \"ops.h\"\n#include \"target.h\"\n\n"
+	      "/* Division in legality constraints: by zero (or INT64_MIN by -1) gives 0. */\n"
+	      "static inline int64_t legal_div_(int64_t a, int64_t b)\n"
+	      "{\n\treturn b == 0 || (a == INT64_MIN && b == -1) ? 0 : a / b;\n}\n"
+	      "static inline int64_t legal_mod_(int64_t a, int64_t b)\n"
+	      "{\n\treturn b == 0 || (a == INT64_MIN && b == -1) ? 0 : a % b;\n}\n",
+	      o);
+	for (int i = 0; i < targets->n; i++)
+		emit_target(o, targets->v[i], i);
+	fputs("\nconst Target *const gdcc_targets[] = {", o);
+	for (int i = 0; i < targets->n; i++)
+		fprintf(o, "%s&t%d", i ? ", " : "", i);
+	fprintf(o, "%s};\nconst int gdcc_ntargets = %d;\n", targets->n ? "" : "NULL", targets->n);
 }
 
-int main(int argc, char **argv)
+static void free_targets(const Vec *targets)
 {
-	const char *out = NULL;
-	Vec lists = {0};
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-			out = argv[++i];
-		else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
-			root = argv[++i];
-		else if (argv[i][0] == '-') {
-			usage();
-			return 2;
-		} else
-			vpush(&lists, argv[i]);
+	for (int i = 0; i < targets->n; i++) {
+		Target *t = targets->v[i];
+		for (int k = 0; k < t->trees.n; k++)
+			md_free(t->trees.v[k]);
 	}
-	if (!out || lists.n == 0) {
-		usage();
-		return 2;
-	}
-	diag_init(&diag);
+}
+
+int mdgen_check_text(const char *name, const char *text, size_t len, FILE *diag_out)
+{
+	run_begin(NULL);
 	Vec targets = {0};
-	for (int li = 0; li < lists.n; li++) {
-		const char *list = lists.v[li];
+	Target *t = build_target(name, text ? text : "", text ? len : 0, loc_at(name, 0, 0));
+	vpush(&targets, t);
+	if (!diag_has_errors(&diag)) {
+		/* The emitters run too, into nothing: only the file is not written. */
+		FILE *sink = fopen("/dev/null", "w");
+		if (sink) {
+			emit_all(sink, &targets);
+			fclose(sink);
+		}
+	}
+	int nerrors = diag.nerrors;
+	if (diag_out)
+		diag_print(&diag, diag_out);
+	free_targets(&targets);
+	run_end();
+	return nerrors;
+}
+
+int mdgen_generate(const char *const *inputs, int ninputs, const char *out, const char *root_dir)
+{
+	run_begin(root_dir);
+	Vec targets = {0};
+	for (int li = 0; li < ninputs; li++) {
+		const char *list = inputs[li];
 		size_t arglen = strlen(list);
 		if (arglen > 3 && strcmp(list + arglen - 3, ".md") == 0) { /* a target file itself */
-			vpush(&targets, build_target(list, loc_at(list, 0, 0)));
+			vpush(&targets, build_target(list, NULL, 0, loc_at(list, 0, 0)));
 			continue;
 		}
 		size_t len;
-		char *text = read_file(list, &len);
+		const char *why;
+		char *text = md_read_file(list, &len, &why);
 		if (!text) {
-			diag_error(&diag, loc_at(list, 0, 0), "cannot read: %s", strerror(errno));
+			diag_error(&diag, loc_at(list, 0, 0), "cannot read: %s", why);
 			continue;
 		}
 		const char *lfile = diag_add_source(&diag, list, text, len);
 		char *dir = dir_of(list);
 		int line = 0;
-		for (char *s = text, *next; s && *s; s = next) {
+		for (char *s = text, *next, *end = text + len; s < end; s = next) {
 			line++;
-			next = strchr(s, '\n');
+			next = memchr(s, '\n', (size_t)(end - s));
 			if (next)
 				*next++ = 0;
+			else
+				next = end;
 			char *hash = strchr(s, '#');
 			if (hash)
 				*hash = 0;
-			char name[256];
-			if (sscanf(s, " %255s", name) != 1)
+			char *b = s;
+			while (*b == ' ' || *b == '\t' || *b == '\r')
+				b++;
+			char *e = b;
+			while (*e && *e != ' ' && *e != '\t' && *e != '\r')
+				e++;
+			if (e == b)
 				continue;
+			char *name = xstrndup(b, (size_t)(e - b));
 			char *path = xasprintf("%s/%s.md", dir, name);
-			Target *t = build_target(path, loc_at(lfile, line, (int)(strstr(s, name) - s) + 1));
+			Target *t = build_target(path, NULL, 0, loc_at(lfile, line, (int)(b - s) + 1));
 			free(path);
+			free(name);
 			if (t->name)
 				for (int k = 0; k < targets.n; k++)
 					if (strcmp(((Target *)targets.v[k])->name, t->name) == 0)
@@ -2170,16 +2467,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mdgen: error: cannot create '%s': %s\n", tmp, strerror(errno));
 			status = 1;
 		} else {
-			fputs("/* Generated by gen/mdgen from the machine descriptions: do not edit. */\n"
-			      "#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
-			      "#include \"ops.h\"\n#include \"target.h\"\n",
-			      o);
-			for (int i = 0; i < targets.n; i++)
-				emit_target(o, targets.v[i], i);
-			fputs("\nconst Target *const gdcc_targets[] = {", o);
-			for (int i = 0; i < targets.n; i++)
-				fprintf(o, "%s&t%d", i ? ", " : "", i);
-			fprintf(o, "%s};\nconst int gdcc_ntargets = %d;\n", targets.n ? "" : "NULL", targets.n);
+			emit_all(o, &targets);
 			if (fclose(o) != 0 || rename(tmp, out) != 0) {
 				fprintf(stderr, "mdgen: error: cannot write '%s': %s\n", out, strerror(errno));
 				remove(tmp);
@@ -2189,12 +2477,7 @@ int main(int argc, char **argv)
 		free(tmp);
 	}
 	diag_print(&diag, stderr);
-	for (int i = 0; i < targets.n; i++) {
-		Target *t = targets.v[i];
-		for (int k = 0; k < t->trees.n; k++)
-			md_free(t->trees.v[k]);
-	}
-	diag_free(&diag);
-	arena_free();
+	free_targets(&targets);
+	run_end();
 	return status;
 }

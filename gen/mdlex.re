@@ -1,6 +1,7 @@
 /* The .md lexer (re2c).  Newlines end items and fields except inside
  * ( ) and [ ]; '#' starts a comment. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,33 @@ static void set_loc(MdParser *p, MDLTYPE *l)
 	l->last_column = (int)(p->cur - p->line_start);
 }
 
+/* One more open ( [ or {.  Past MD_MAX_NEST the rest of the file is
+ * skipped (the parser then sees its end, silently): no tree, and no walk
+ * over it, is deeper than the limit allows. */
+static bool open_nest(MdParser *p)
+{
+	if (++p->nest <= MD_MAX_NEST)
+		return true;
+	diag_error(p->d, here(p, p->tok), "nested deeper than %d levels of ( ), [ ] and { }", MD_MAX_NEST);
+	p->stopped = true;
+	p->cur = p->lim;
+	return false;
+}
+
+/* A register-range bound: digits, at most MD_MAX_RANGE_BOUND. */
+static int64_t range_bound(const char *s, bool *ok)
+{
+	int64_t v = 0;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		v = v * 10 + (*s - '0');
+		if (v > MD_MAX_RANGE_BOUND) {
+			*ok = false;
+			return 0;
+		}
+	}
+	return v;
+}
+
 /* Strings know \n, \t, \\ and \" (multi-line assembly templates). */
 static char *unescape(MdParser *p, const char *s, const char *e)
 {
@@ -36,7 +64,11 @@ static char *unescape(MdParser *p, const char *s, const char *e)
 		case '\\': *o++ = '\\'; break;
 		case '"': *o++ = '"'; break;
 		default:
-			diag_error(p->d, here(p, s - 1), "unknown escape sequence '\\%c' in a string", *s);
+			if ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f)
+				diag_error(p->d, here(p, s - 1), "unknown escape sequence '\\%c' in a string", *s);
+			else
+				diag_error(p->d, here(p, s - 1), "unknown escape sequence '\\' and byte 0x%02x in a string",
+					   (unsigned char)*s);
 			*o++ = *s;
 		}
 	}
@@ -99,17 +131,19 @@ int mdlex(MDSTYPE *lval, MDLTYPE *lloc, MdParser *p)
 				return NL;
 			continue;
 		}
-		"(" { p->depth++; set_loc(p, lloc); return '('; }
-		"[" { p->depth++; set_loc(p, lloc); return '['; }
-		")" { if (p->depth) p->depth--; set_loc(p, lloc); return ')'; }
-		"]" { if (p->depth) p->depth--; set_loc(p, lloc); return ']'; }
+		"(" { if (!open_nest(p)) continue; p->depth++; set_loc(p, lloc); return '('; }
+		"[" { if (!open_nest(p)) continue; p->depth++; set_loc(p, lloc); return '['; }
+		"{" { if (!open_nest(p)) continue; set_loc(p, lloc); return '{'; }
+		")" { if (p->depth) p->depth--; if (p->nest) p->nest--; set_loc(p, lloc); return ')'; }
+		"]" { if (p->depth) p->depth--; if (p->nest) p->nest--; set_loc(p, lloc); return ']'; }
+		"}" { if (p->nest) p->nest--; set_loc(p, lloc); return '}'; }
 		"==" { set_loc(p, lloc); return EQ; }
 		"!=" { set_loc(p, lloc); return NE; }
 		"<=" { set_loc(p, lloc); return LE; }
 		">=" { set_loc(p, lloc); return GE; }
 		"&&" { set_loc(p, lloc); return AND; }
 		"||" { set_loc(p, lloc); return OR; }
-		[{}=:,<>!+*/%-] { set_loc(p, lloc); return p->tok[0]; }
+		[=:,<>!+*/%-] { set_loc(p, lloc); return p->tok[0]; }
 		int {
 			set_loc(p, lloc);
 			errno = 0;
@@ -128,16 +162,26 @@ int mdlex(MDSTYPE *lval, MDLTYPE *lloc, MdParser *p)
 			lval->num.ival = 0;
 			lval->num.is_int = false;
 			free(tmp);
+			if (!isfinite(lval->num.f)) {
+				diag_error(p->d, here(p, p->tok), "number '%.*s' is too large", (int)(p->cur - p->tok), p->tok);
+				lval->num.f = 0;
+			}
 			return NUM;
 		}
 		ident "{" digit+ ".." digit+ "}" {
 			set_loc(p, lloc);
 			const char *brace = memchr(p->tok, '{', (size_t)(p->cur - p->tok));
 			lval->range.name = xstrndup(p->tok, (size_t)(brace - p->tok));
-			lval->range.lo = strtoll(brace + 1, NULL, 10);
-			lval->range.hi = strtoll(strstr(brace, "..") + 2, NULL, 10);
-			if (lval->range.hi < lval->range.lo || lval->range.hi - lval->range.lo > 4096) {
-				diag_error(p->d, here(p, p->tok), "bad register range '%.*s'", (int)(p->cur - p->tok), p->tok);
+			bool ok = true;
+			lval->range.lo = range_bound(brace + 1, &ok);
+			lval->range.hi = range_bound(strstr(brace, "..") + 2, &ok);
+			if (!ok) {
+				diag_error(p->d, here(p, p->tok), "register range '%.*s' has a bound above %d",
+					   (int)(p->cur - p->tok), p->tok, MD_MAX_RANGE_BOUND);
+				lval->range.lo = lval->range.hi = 0;
+			} else if (lval->range.hi < lval->range.lo || lval->range.hi - lval->range.lo >= MD_MAX_NAMES) {
+				diag_error(p->d, here(p, p->tok), "bad register range '%.*s' (low <= high, at most %d registers)",
+					   (int)(p->cur - p->tok), p->tok, MD_MAX_NAMES);
 				lval->range.hi = lval->range.lo;
 			}
 			return RANGE;

@@ -15,6 +15,10 @@ int mdlex(MDSTYPE *lval, MDLTYPE *lloc, MdParser *p);
 
 #include "util.h"
 
+/* bison's stack (the default, made explicit): a file deeper than this is
+ * an error located at the token that did not fit (mderror). */
+#define YYMAXDEPTH 10000
+
 static void mderror(YYLTYPE *loc, MdParser *p, const char *msg);
 static Loc L(MdParser *p, YYLTYPE l) { return loc_at(p->file, l.first_line, l.first_column); }
 static MdNode *leaf(MdParser *p, MdKind k, YYLTYPE l, char *text)
@@ -31,11 +35,39 @@ static MdNode *num(MdParser *p, YYLTYPE l, double f, int64_t i, bool is_int)
 	n->is_int = is_int;
 	return n;
 }
+/* An expression deeper than MD_MAX_EXPR_DEPTH is reported once per file
+ * and replaced by a leaf, so that no tree walk recurses without bound. */
+static MdNode *bounded(MdParser *p, YYLTYPE l, MdNode *n)
+{
+	if (n->depth <= MD_MAX_EXPR_DEPTH)
+		return n;
+	if (!p->too_deep)
+		diag_error(p->d, L(p, l), "expression nested deeper than %d operators", MD_MAX_EXPR_DEPTH);
+	p->too_deep = true;
+	md_free(n);
+	return num(p, l, 0, 0, true);
+}
+/* A chain of one operator stays flat: (a && b) && c is one node with three
+ * operands (the operators are left-associative), so that a long chain is
+ * neither deep nor slow to walk; it has at most MD_MAX_TERMS operands. */
 static MdNode *binop(MdParser *p, YYLTYPE l, const char *op, MdNode *a, MdNode *b)
 {
+	if (a->kind == MD_BINOP && strcmp(a->text, op) == 0) {
+		/* a constraint is a few terms; a chain of thousands is a
+		 * generated file gone wrong (and as many tests at compile time) */
+		if (a->nkid >= MD_MAX_TERMS) {
+			if (!p->too_long)
+				diag_error(p->d, L(p, l), "a chain of more than %d '%s' terms in one expression", MD_MAX_TERMS,
+					   op);
+			p->too_long = true;
+			md_free(b);
+			return a;
+		}
+		return bounded(p, l, md_add(a, b));
+	}
 	MdNode *n = leaf(p, MD_BINOP, l, xstrdup(op));
 	md_add(n, a);
-	return md_add(n, b);
+	return bounded(p, l, md_add(n, b));
 }
 }
 
@@ -349,7 +381,7 @@ expr
 	| expr '*' expr            { $$ = binop(p, @2, "*", $1, $3); }
 	| expr '/' expr            { $$ = binop(p, @2, "/", $1, $3); }
 	| expr '%' expr            { $$ = binop(p, @2, "%", $1, $3); }
-	| '!' expr                 { $$ = md_add(md_new(MD_NOT, L(p, @1)), $2); }
+	| '!' expr                 { $$ = bounded(p, @1, md_add(md_new(MD_NOT, L(p, @1)), $2)); }
 	| '-' expr %prec UMINUS    { $$ = binop(p, @1, "-", num(p, @1, 0, 0, true), $2); }
 	;
 
@@ -362,7 +394,12 @@ args
 
 static void mderror(YYLTYPE *loc, MdParser *p, const char *msg)
 {
-	diag_error(p->d, L(p, *loc), "%s", msg);
+	if (p->stopped)
+		return; /* the lexer reported why it stopped */
+	if (strcmp(msg, "memory exhausted") == 0)
+		diag_error(p->d, L(p, *loc), "nested too deeply: more than %d levels of the parser's stack", YYMAXDEPTH);
+	else
+		diag_error(p->d, L(p, *loc), "%s", msg);
 }
 
 MdNode *md_new(MdKind kind, Loc loc)
@@ -380,6 +417,8 @@ MdNode *md_add(MdNode *parent, MdNode *kid)
 		parent->kid = xrealloc(parent->kid, parent->capkid * sizeof *parent->kid);
 	}
 	parent->kid[parent->nkid++] = kid;
+	if (kid && kid->depth >= parent->depth)
+		parent->depth = kid->depth + 1;
 	return parent;
 }
 

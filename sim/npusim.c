@@ -1677,6 +1677,12 @@ static void timing(Run *r)
 		st->cycles = (double)max64(issue + tm->lat, r->engines_done);
 }
 
+bool npusim_has_function(const NpuSim *s, const char *entry)
+{
+	const Sym *sy = s->loaded ? find_sym((NpuSim *)s, entry, strlen(entry)) : NULL;
+	return sy && sy->code;
+}
+
 bool npusim_run(NpuSim *s, const char *entry, int nbufs, void *const *bufs, const size_t *sizes, int64_t *ret,
 		Diag *d)
 {

@@ -22,6 +22,8 @@ NpuSim *npusim_new(const Target *t, Diag *d);
 /* Assemble the program text; false after errors reported to d
  * (file:line:col).  A second call replaces the program. */
 bool npusim_load(NpuSim *s, const char *text, const char *file, Diag *d);
+/* Does the loaded program define a function `entry`? */
+bool npusim_has_function(const NpuSim *s, const char *entry);
 /* Call `entry` with a0 = the address of an args array of nbufs pointers to
  * copies of bufs[i] (sizes[i] bytes, 64-byte aligned, zero-filled if bufs[i]
  * is NULL); copy every buffer back into bufs[i] (when non-NULL) after.

@@ -87,7 +87,7 @@ if [ "$REDUCE" = 1 ] && [ "$t" != reference ] && { [ "$st" = fail ] || [ "$st" =
 	mkdir -p "$rd"
 	if "$GDCC" import "$d/model.onnx" -o "$rd/model.ir" >"$rd/import.log" 2>&1; then
 		if [ "$st" = crash ]; then set -- --crash -- "$GDCC" run {} "$@"; else
-			case $t in riscv-rvv) set -- --mismatch=riscv-rvv --vlen 256 ;; *) set -- --mismatch="$t" ;; esac
+			case $t in riscv-rvv) set -- --mismatch=riscv-rvv --vlen=256 ;; *) set -- --mismatch="$t" ;; esac
 		fi
 		timeout 600 "$GDCC" reduce "$rd/model.ir" "$@" -o "$rd/reduced.ir" >"$rd/reduce.log" 2>&1 &&
 			printf '%s' "$rd/reduced.ir" >"$out.reduced"

@@ -52,6 +52,9 @@ done
 grep -q '^toy ' "$tmp/toylist" && ok || bad "gdcc_toy does not list toy"
 grep -q '^toy-wide .*extends toy' "$tmp/toylist" && ok || bad "gdcc_toy does not list toy-wide as extending toy"
 grep -q '^toy ' "$tmp/list" && bad "the real gdcc lists the test-only toy" || ok
+# x86-avx2-wrong: x86-avx2 with a planted wrong pattern, for tests/reduce.sh
+grep -q '^x86-avx2-wrong .*extends .*x86-avx2$' "$tmp/toylist" && ok || bad "gdcc_toy does not list x86-avx2-wrong as extending x86-avx2"
+grep -q '^x86-avx2-wrong ' "$tmp/list" && bad "the real gdcc lists the test-only x86-avx2-wrong" || ok
 for t in $targets; do grep -q "^$t " "$tmp/toylist" && ok || bad "gdcc_toy lost $t"; done
 export_all "$GDCC_TOY" toy
 export_all "$GDCC_TOY" toy-wide

@@ -163,6 +163,20 @@ Test(lexer, error_integer_overflow)
 	done(&l);
 }
 
+/* regression (tests/bad-inputs/float-overflow.ir): 1e999999 was taken as
+ * inf; an underflow is the nearest double, as in C */
+Test(lexer, error_float_overflow)
+{
+	Lexed l;
+	lex("1e999999", &l);
+	cr_assert_eq(l.d.nerrors, 1);
+	cr_assert(strstr(l.d.entries[0].msg, "number '1e999999' does not fit in a 64-bit float"));
+	done(&l);
+	lex("-1e999999 1e-999999", &l);
+	cr_assert_eq(l.d.nerrors, 1);
+	done(&l);
+}
+
 Test(lexer, error_nonprinting_byte)
 {
 	Lexed l;

@@ -309,3 +309,27 @@ Test(verify, prune_long_dead_chain, .timeout = 10)
 	cr_assert_null(graph_find_value(g, "v7"));
 	graph_free(g);
 }
+
+/* Inline integer constants are exact and range-checked (regression: the
+ * fuzzer's tests/fuzz/corpus/ir/ir-i32-const-out-of-range-ub.ir and
+ * ir-i64-const-*.ir: values were doubles, cast without a range check). */
+Test(verify, inline_integer_constants_exact_and_in_range)
+{
+	expect("graph g {\n  const b : i32[1] = [-3147483648]\n  output b\n}\n",
+	       "constant 'b' is i32 but value 1 (-3147483648) is out of its range [-2147483648, 2147483647]", 2, 22);
+	expect("graph g {\n  const b : i64[2] = [1, 1e300]\n  output b\n}\n",
+	       "constant 'b' is i64 but value 2 (1e+300) is not an integer", 2, 22);
+	Graph *g = t_model("graph g {\n  const a : i64[3] = [9223372036854775807, -9223372036854775808, 9007199254740993]\n"
+			   "  output a\n}\n");
+	Tensor *t = tensor_new(DT_I64, &g->outputs[0]->type.shape);
+	Diag d;
+	diag_init(&d);
+	cr_assert(materialize_constant(g->nodes[0], t, &d));
+	const int64_t *v = t->data;
+	cr_assert_eq(v[0], INT64_MAX);
+	cr_assert_eq(v[1], INT64_MIN);
+	cr_assert_eq(v[2], 9007199254740993LL);
+	diag_free(&d);
+	tensor_free(t);
+	graph_free(g);
+}
