@@ -103,44 +103,23 @@ static const DiagSource *find_source(const Diag *d, const char *file)
 	return NULL;
 }
 
-/* Length of the valid UTF-8 sequence at p (< end), or 0. */
-static int utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	int n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 && *p < 0xe0 ? 2 : 0;
-	if (n == 0 || end - p < n)
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-/* Writes text[0..n) with every byte that is not printable (controls but
- * tab, DEL, bytes that are not valid UTF-8) as \xNN, so that a binary
- * file's bytes never reach the terminal (newlines kept where asked).  Returns the columns written for
- * the first `upto` bytes (for the caret), via *cols when not NULL. */
+/* Writes text[0..n) escaped (util.h: fput_escaped's rule, newlines too
+ * unless keep_newlines), and the columns the first `upto` bytes take, for
+ * the caret, in *cols when not NULL. */
 static void put_escaped(FILE *out, const char *text, size_t n, size_t upto, size_t *cols, bool keep_newlines)
 {
-	const unsigned char *p = (const unsigned char *)text, *end = p + n;
+	const unsigned char *p = (const unsigned char *)text;
 	size_t col = 0;
-	while (p < end) {
-		int u = *p >= 0x80 ? utf8_len(p, end) : 0;
-		size_t w;
-		if (u) {
-			fwrite(p, 1, (size_t)u, out);
-			w = 1;
-		} else if (*p == '\t' || (*p >= 0x20 && *p < 0x7f) || (*p == '\n' && keep_newlines)) {
-			fputc(*p, out);
-			w = 1;
-			u = 1;
-		} else {
-			fprintf(out, "\\x%02x", *p);
-			w = 4;
-			u = 1;
-		}
-		if ((size_t)((const char *)p - text) < upto)
+	for (size_t i = 0; i < n;) {
+		size_t k = p[i] == '\n' && !keep_newlines ? 0 : utf8_printable_len(p + i, n - i);
+		size_t w = k ? 1 : 4;
+		if (k)
+			fwrite(p + i, 1, k, out);
+		else
+			fprintf(out, "\\x%02x", p[i]);
+		if (i < upto)
 			col += w;
-		p += u;
+		i += k ? k : 1;
 	}
 	if (cols)
 		*cols = col;

@@ -118,7 +118,7 @@ char *tensor_size_error(DType dt, const Shape *s)
 		if (s->dim[i] < 0)
 			return xasprintf("%s has a negative dimension", ty);
 		if (s->dim[i] > GDCC_MAX_DIM)
-			return xasprintf("%s: dimension %d (%" PRId64 ") is above the largest gdcc accepts (2^40)", ty, i,
+			return xasprintf("%s: dimension %d (%" PRId64 ") is above the largest gdcc accepts (2^40)", ty, i + 1,
 					 s->dim[i]);
 	}
 	int64_t numel;

@@ -233,25 +233,28 @@ static void free_attr(Attr *a)
 	free(a->floats);
 }
 
+void node_free(Node *n)
+{
+	for (int k = 0; k < n->nattrs; k++)
+		free_attr(&n->attrs[k]);
+	free(n->attrs);
+	free(n->in);
+	free(n->in_loc);
+	free(n->out);
+	free(n->init.values);
+	free(n->init.ivalues);
+	free(n->init.path);
+	free(n->init.resolved);
+	tensor_free(n->init.data);
+	free(n);
+}
+
 void graph_free(Graph *g)
 {
 	if (!g)
 		return;
-	for (int i = 0; i < g->nnodes; i++) {
-		Node *n = g->nodes[i];
-		for (int k = 0; k < n->nattrs; k++)
-			free_attr(&n->attrs[k]);
-		free(n->attrs);
-		free(n->in);
-		free(n->in_loc);
-		free(n->out);
-		free(n->init.values);
-		free(n->init.ivalues);
-		free(n->init.path);
-		free(n->init.resolved);
-		tensor_free(n->init.data);
-		free(n);
-	}
+	for (int i = 0; i < g->nnodes; i++)
+		node_free(g->nodes[i]);
 	for (int i = 0; i < g->nvalues; i++) {
 		free(g->values[i]->name);
 		free(g->values[i]->src_name);
@@ -359,16 +362,29 @@ Value *graph_add_input(Graph *g, const char *name, DType dt, const Shape *s, Loc
 	return v;
 }
 
+static int cmp_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* Is a name given twice?  (Sorted: a split may have thousands of results.) */
+static bool names_repeat(const char *const *names, int n)
+{
+	const char **s = xmalloc((size_t)n * sizeof *s);
+	memcpy(s, names, (size_t)n * sizeof *s);
+	qsort(s, (size_t)n, sizeof *s, cmp_name);
+	bool rep = false;
+	for (int i = 1; i < n && !rep; i++)
+		rep = strcmp(s[i - 1], s[i]) == 0;
+	free(s);
+	return rep;
+}
+
 Node *graph_add_node(Graph *g, OpKind op, Value **in, int nin,
 		     const char *const *out_names, int nout, Loc loc)
 {
-	for (int i = 0; i < nout; i++) {
+	for (int i = 0; i < nout; i++)
 		if (graph_find_value(g, out_names[i]))
 			return NULL;
-		for (int j = 0; j < i; j++)
-			if (strcmp(out_names[i], out_names[j]) == 0)
-				return NULL;
-	}
+	if (nout > 1 && names_repeat(out_names, nout))
+		return NULL;
 	Node *n = xcalloc(1, sizeof *n);
 	n->op = op;
 	n->loc = loc;

@@ -181,6 +181,8 @@ typedef struct Graph {
 
 Graph *graph_new(const char *name);
 void graph_free(Graph *g);
+/* A node and what it owns (not its operands' or results' values). */
+void node_free(Node *n);
 Value *graph_find_value(const Graph *g, const char *name); /* O(1): hashed */
 /* Rebuild the name index after values were removed from g->values. */
 void graph_reindex(Graph *g);

@@ -107,55 +107,10 @@ static void usage(FILE *out)
 }
 
 /* ---- messages ----------------------------------------------------------------
- * Everything gdcc prints on stderr goes through put_escaped: a message can
+ * Everything gdcc prints on stderr goes through fput_escaped (util.h): a message can
  * quote input (a name, a source line, the bytes of a binary file, an
  * argument), and a control character or a byte that is not part of
  * well-formed UTF-8 is written as \xHH, so no input garbles the terminal. */
-
-/* The length of the printable character at s (a tab, a newline, printable
- * ASCII or a well-formed UTF-8 sequence that is not a C1 control), or 0. */
-static size_t printable_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	if (c < 0x80)
-		return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t';
-	size_t len;
-	unsigned lo = 0x80, hi = 0xbf;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		lo = c == 0xe0 ? 0xa0 : lo;
-		hi = c == 0xed ? 0x9f : hi;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		lo = c == 0xf0 ? 0x90 : lo;
-		hi = c == 0xf4 ? 0x8f : hi;
-	} else {
-		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi || (c == 0xc2 && s[1] < 0xa0))
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
-static void put_escaped(FILE *out, const char *text, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)text;
-	for (size_t i = 0; i < n;) {
-		size_t k = printable_len(s + i, n - i);
-		if (k) {
-			fwrite(s + i, 1, k, out);
-			i += k;
-		} else {
-			fprintf(out, "\\x%02x", s[i]);
-			i++;
-		}
-	}
-}
 
 /* "gdcc: error: MESSAGE" on stderr, escaped. */
 static void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -166,7 +121,7 @@ static void errorf(const char *fmt, ...)
 	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
 	char *line = xasprintf("gdcc: error: %s\n", m);
-	put_escaped(stderr, line, strlen(line));
+	fput_escaped(stderr, line, strlen(line));
 	free(line);
 	free(m);
 }
@@ -184,20 +139,10 @@ static int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-/* Print a sink's messages (escaped) and free it. */
+/* Print a sink's messages (diag_print escapes what they quote). */
 static void print_diags(Diag *d)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	if (m) {
-		diag_print(d, m);
-		fclose(m);
-		put_escaped(stderr, buf, len);
-		free(buf);
-	} else {
-		diag_print(d, stderr);
-	}
+	diag_print(d, stderr);
 }
 
 /* "1234 bytes (1.21 KiB)", or with a note: "1234 bytes (1.21 KiB; NOTE)" */

@@ -95,3 +95,48 @@ char *read_file(const char *path, size_t *len)
 	*len = n;
 	return buf;
 }
+
+/* The length of the printable character at s (a tab, a newline, printable
+ * ASCII or a well-formed UTF-8 sequence that is not a C1 control), or 0. */
+size_t utf8_printable_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t';
+	size_t len;
+	unsigned lo = 0x80, hi = 0xbf;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		lo = c == 0xe0 ? 0xa0 : lo;
+		hi = c == 0xed ? 0x9f : hi;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		lo = c == 0xf0 ? 0x90 : lo;
+		hi = c == 0xf4 ? 0x8f : hi;
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi || (c == 0xc2 && s[1] < 0xa0))
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+void fput_escaped(FILE *out, const char *text, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_printable_len(s + i, n - i);
+		if (k) {
+			fwrite(s + i, 1, k, out);
+			i += k;
+		} else {
+			fprintf(out, "\\x%02x", s[i]);
+			i++;
+		}
+	}
+}

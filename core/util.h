@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
@@ -12,6 +13,13 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *xvasprintf(const char *fmt, va_list ap);
+/* Text that quotes input (a name, a source line, a binary file's bytes)
+ * is written with every byte that is not printable as \xHH: the length of
+ * the printable character at s (a tab, a newline, printable ASCII or a
+ * well-formed UTF-8 sequence that is not a C1 control), or 0; and the
+ * writer that uses it. */
+size_t utf8_printable_len(const unsigned char *s, size_t n);
+void fput_escaped(FILE *out, const char *text, size_t n);
 /* Read a whole file; NULL and errno set on failure. */
 char *read_file(const char *path, size_t *len);
 

@@ -275,27 +275,12 @@ void graph_prune(Graph *g)
 			continue;
 		for (int j = 0; j < n->nin; j++)
 			n->in[j]->nuses--;
-		for (int j = 0; j < n->nattrs; j++) {
-			free(n->attrs[j].name);
-			free(n->attrs[j].s);
-			free(n->attrs[j].ints);
-			free(n->attrs[j].floats);
-		}
-		free(n->attrs);
-		free(n->in);
-		free(n->in_loc);
-		/* the results go too */
+		/* the results go too: dropped with their values below */
 		for (int j = 0; j < n->nout; j++) {
-			n->out[j]->def = NULL; /* dropped with the node below */
+			n->out[j]->def = NULL;
 			n->out[j]->id = -1;
 		}
-		free(n->out);
-		free(n->init.values);
-		free(n->init.ivalues);
-		free(n->init.path);
-		free(n->init.resolved);
-		tensor_free(n->init.data);
-		free(n);
+		node_free(n);
 		g->nodes[i] = NULL;
 	}
 	int kn = 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mdgen.h"
+#include "util.h"
 
 /* "mdgen: error: WHAT 'ARG'" (ARG escaped), then the usage. */
 static int usage_error(const char *what, const char *arg)
@@ -16,11 +17,7 @@ static int usage_error(const char *what, const char *arg)
 	fprintf(stderr, "mdgen: error: %s", what);
 	if (arg) {
 		fputs(" '", stderr);
-		for (const unsigned char *c = (const unsigned char *)arg; *c; c++)
-			if (*c >= 0x20 && *c < 0x7f)
-				fputc(*c, stderr);
-			else
-				fprintf(stderr, "\\x%02x", *c);
+		fput_escaped(stderr, arg, strlen(arg));
 		fputc('\'', stderr);
 	}
 	fputc('\n', stderr);

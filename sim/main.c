@@ -45,53 +45,8 @@ static void usage(FILE *out)
 
 #define NPUSIM_MAX_PROGRAM_BYTES ((uint64_t)2 << 30)
 
-/* Messages quote input (a program line, an argument): control characters
- * and bytes that are not well-formed UTF-8 are written as \xHH (the rule
- * of gdcc's driver). */
-static size_t printable_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	if (c < 0x80)
-		return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t';
-	size_t len;
-	unsigned lo = 0x80, hi = 0xbf;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		lo = c == 0xe0 ? 0xa0 : lo;
-		hi = c == 0xed ? 0x9f : hi;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		lo = c == 0xf0 ? 0x90 : lo;
-		hi = c == 0xf4 ? 0x8f : hi;
-	} else {
-		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi || (c == 0xc2 && s[1] < 0xa0))
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
-static void put_escaped(FILE *out, const char *text, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)text;
-	for (size_t i = 0; i < n;) {
-		size_t k = printable_len(s + i, n - i);
-		if (k) {
-			fwrite(s + i, 1, k, out);
-			i += k;
-		} else {
-			fprintf(out, "\\x%02x", s[i]);
-			i++;
-		}
-	}
-}
-
-/* "npusim: error: MESSAGE" (or "FILE: error: MESSAGE" with file). */
+/* Messages quote input (a program line, an argument): they are written
+ * with fput_escaped (util.h), the rule of gdcc's driver. */
 static void errorf(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void errorf(const char *file, const char *fmt, ...)
 {
@@ -100,7 +55,7 @@ static void errorf(const char *file, const char *fmt, ...)
 	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
 	char *line = xasprintf("%s: error: %s\n", file ? file : "npusim", m);
-	put_escaped(stderr, line, strlen(line));
+	fput_escaped(stderr, line, strlen(line));
 	free(line);
 	free(m);
 }
@@ -110,17 +65,7 @@ static int print_diags(Diag *d, int status)
 	for (int i = 0; i < d->n; i++)
 		if (!d->entries[i].loc.file)
 			d->entries[i].loc.file = "npusim";
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	if (m) {
-		diag_print(d, m);
-		fclose(m);
-		put_escaped(stderr, buf, len);
-		free(buf);
-	} else {
-		diag_print(d, stderr);
-	}
+	diag_print(d, stderr); /* (it escapes what the messages quote) */
 	return status;
 }
 
