@@ -289,38 +289,17 @@ static char *read_model_text(const char *path, size_t *len, Diag *d)
 	int fd = open_whole(path, "model", true, d);
 	if (fd < 0)
 		return NULL;
-	/* read at most limit + 1 bytes: one more than the limit says it is too long */
-	uint64_t limit = max_model_bytes < SIZE_MAX / 4 ? max_model_bytes : SIZE_MAX / 4;
-	size_t cap = 1 << 16, n = 0;
-	char *buf = xmalloc(cap + 1);
-	while ((uint64_t)n <= limit) {
-		if (n == cap) {
-			cap = (uint64_t)cap * 2 > limit + 1 ? (size_t)limit + 1 : cap * 2;
-			buf = xrealloc(buf, cap + 1);
-		}
-		ssize_t got = read(fd, buf + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			diag_error(d, loc_at(path, 0, 0), "cannot read model: %s", strerror(errno));
-			free(buf);
-			close(fd);
-			return NULL;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
+	bool too_long;
+	char *buf = read_fd_limited(fd, max_model_bytes, len, &too_long);
+	int e = errno;
 	close(fd);
-	if ((uint64_t)n > limit) {
+	if (!buf && too_long) {
 		char *l = human_bytes_note(max_model_bytes, "--max-model-bytes");
 		diag_error(d, loc_at(path, 0, 0), "the model is longer than the limit of %s", l);
 		free(l);
-		free(buf);
-		return NULL;
+	} else if (!buf) {
+		diag_error(d, loc_at(path, 0, 0), "cannot read model: %s", strerror(e));
 	}
-	buf[n] = 0;
-	*len = n;
 	return buf;
 }
 

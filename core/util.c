@@ -1,8 +1,10 @@
 /* Allocation and string helpers. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -139,4 +141,40 @@ void fput_escaped(FILE *out, const char *text, size_t n)
 			i++;
 		}
 	}
+}
+
+char *read_fd_limited(int fd, uint64_t limit, size_t *len, bool *too_long)
+{
+	*too_long = false;
+	if (limit > SIZE_MAX / 4)
+		limit = SIZE_MAX / 4;
+	/* read at most limit + 1 bytes: one more than the limit says it is too long */
+	size_t cap = limit + 1 < (1 << 16) ? (size_t)limit + 1 : 1 << 16, n = 0;
+	char *buf = xmalloc(cap + 1);
+	while ((uint64_t)n <= limit) {
+		if (n == cap) {
+			cap = (uint64_t)cap * 2 > limit + 1 ? (size_t)limit + 1 : cap * 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		ssize_t got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int e = errno;
+			free(buf);
+			errno = e;
+			return NULL;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	if ((uint64_t)n > limit) {
+		*too_long = true;
+		free(buf);
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
 }

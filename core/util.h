@@ -3,7 +3,9 @@
 #define GDCC_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 void *xmalloc(size_t n);
@@ -20,6 +22,10 @@ char *xvasprintf(const char *fmt, va_list ap);
  * writer that uses it. */
 size_t utf8_printable_len(const unsigned char *s, size_t n);
 void fput_escaped(FILE *out, const char *text, size_t n);
+/* Read fd to its end (a file, a pipe, a device), at most limit bytes: the
+ * bytes, NUL-terminated, and their count in *len; NULL with errno set on a
+ * read error, or with *too_long set when there is more than limit. */
+char *read_fd_limited(int fd, uint64_t limit, size_t *len, bool *too_long);
 /* Read a whole file; NULL and errno set on failure. */
 char *read_file(const char *path, size_t *len);
 

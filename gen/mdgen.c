@@ -696,31 +696,12 @@ char *md_read_file(const char *path, size_t *len, const char **why)
 		close(fd);
 		return NULL;
 	}
-	size_t cap = (size_t)st.st_size + 1, n = 0;
-	char *buf = xmalloc(cap + 1);
-	for (;;) {
-		ssize_t got = read(fd, buf + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			*why = strerror(errno);
-			free(buf);
-			close(fd);
-			return NULL;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-		if (n == cap) { /* it grew while we read it */
-			*why = "it changed while it was read";
-			free(buf);
-			close(fd);
-			return NULL;
-		}
-	}
+	/* one byte more than it had: it grew while we read it */
+	bool grew;
+	char *buf = read_fd_limited(fd, (uint64_t)st.st_size, len, &grew);
+	if (!buf)
+		*why = grew ? "it changed while it was read" : strerror(errno);
 	close(fd);
-	buf[n] = 0;
-	*len = n;
 	return buf;
 }
 
