@@ -18,21 +18,8 @@ trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
 
 # inputs NAME: the files target NAME runs on, one per line
-inputs() {
-	corpus=$SRCDIR/tests/fuzz/corpus/$1
-	case $1 in
-	ir | compile-*) corpus=$SRCDIR/tests/fuzz/corpus/ir pat='*.ir' where="examples tests" ;;
-	npy) pat='*.npy' where="examples tests" ;;
-	md) pat='*.md' where="md tests" ;;
-	onnx) pat='*.onnx' where="examples tests" ;;
-	tensorproto) pat='*.pb' where="examples tests" ;;
-	*) pat= where= ;;
-	esac
-	[ -d "$corpus" ] && find "$corpus" -type f ! -name '.*'
-	for w in $where; do
-		[ -d "$SRCDIR/$w" ] && find "$SRCDIR/$w" -path "$SRCDIR/tests/fuzz" -prune -o -type f -name "$pat" -print
-	done
-}
+. "$SRCDIR/tests/fuzz/inputs.sh"
+inputs() { fuzz_inputs "$1"; }
 
 # one FILE: run it alone; counts and reports
 run_one() {

@@ -58,22 +58,9 @@ submake() { env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES ASAN_OPTIONS=detect_leak
 submake all && submake $progs || { echo "fuzz: the clang build failed" >&2; exit 2; }
 
 # ---- seeds -------------------------------------------------------------------------
-# seeds NAME: the files that seed target NAME (as tests/fuzz_corpus.sh runs)
-seeds() {
-	corpus=$SRCDIR/tests/fuzz/corpus/$1
-	case $1 in
-	ir | compile-*) corpus=$SRCDIR/tests/fuzz/corpus/ir pat='*.ir' where="examples tests" ;;
-	npy) pat='*.npy' where="examples tests" ;;
-	md) pat='*.md' where="md tests" ;;
-	onnx) pat='*.onnx' where="examples tests" ;;
-	tensorproto) pat='*.pb' where="examples tests" ;;
-	*) pat= where= ;;
-	esac
-	[ -d "$corpus" ] && find "$corpus" -type f ! -name '.*'
-	for w in $where; do
-		[ -d "$SRCDIR/$w" ] && find "$SRCDIR/$w" -path "$SRCDIR/tests/fuzz" -prune -o -type f -name "$pat" -print
-	done
-}
+# the files that seed target NAME: the inputs tests/fuzz_corpus.sh runs
+. "$SRCDIR/tests/fuzz/inputs.sh"
+seeds() { fuzz_inputs "$1"; }
 
 dict_of() {
 	case $1 in compile-*) d=ir ;; *) d=$1 ;; esac
