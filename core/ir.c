@@ -269,7 +269,7 @@ void graph_free(Graph *g)
 	free(g->dir);
 	free(g->file);
 	free(g->input_origin);
-	free(g->index);
+	strmap_free(&g->index);
 	free(g);
 }
 
@@ -287,54 +287,14 @@ static Value *find_among(Value *const *vs, int n, const char *name)
 Value *graph_find_input(const Graph *g, const char *name) { return find_among(g->inputs, g->ninputs, name); }
 Value *graph_find_output(const Graph *g, const char *name) { return find_among(g->outputs, g->noutputs, name); }
 
-/* The name index: FNV-1a over the name, linear probing, at most half full. */
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static void index_put(Graph *g, Value *v)
-{
-	if (2 * (g->nindex + 1) > g->capindex) {
-		Value **old = g->index;
-		int oldcap = g->capindex;
-		g->capindex = g->capindex ? 2 * g->capindex : 64;
-		g->index = xcalloc(g->capindex, sizeof *g->index);
-		g->nindex = 0;
-		for (int i = 0; i < oldcap; i++)
-			if (old[i])
-				index_put(g, old[i]);
-		free(old);
-	}
-	size_t mask = (size_t)g->capindex - 1, i = name_hash(v->name) & mask;
-	while (g->index[i])
-		i = (i + 1) & mask;
-	g->index[i] = v;
-	g->nindex++;
-}
-
 void graph_reindex(Graph *g)
 {
-	free(g->index);
-	g->index = NULL;
-	g->capindex = g->nindex = 0;
+	strmap_free(&g->index);
 	for (int i = 0; i < g->nvalues; i++)
-		index_put(g, g->values[i]);
+		strmap_add(&g->index, g->values[i]->name, g->values[i]);
 }
 
-Value *graph_find_value(const Graph *g, const char *name)
-{
-	if (!g->capindex)
-		return NULL;
-	size_t mask = (size_t)g->capindex - 1;
-	for (size_t i = name_hash(name) & mask; g->index[i]; i = (i + 1) & mask)
-		if (strcmp(g->index[i]->name, name) == 0)
-			return g->index[i];
-	return NULL;
-}
+Value *graph_find_value(const Graph *g, const char *name) { return strmap_get(&g->index, name); }
 
 Value *graph_new_value(Graph *g, const char *name, Loc loc)
 {
@@ -345,7 +305,7 @@ Value *graph_new_value(Graph *g, const char *name, Loc loc)
 	v->loc = loc;
 	v->id = g->nvalues;
 	PUSH(g->values, g->nvalues, g->capvalues, v);
-	index_put(g, v);
+	strmap_add(&g->index, v->name, v);
 	return v;
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "util.h"
 
 /* ---- element types ---------------------------------------------------- */
 typedef enum {
@@ -175,8 +176,7 @@ typedef struct Graph {
 	Loc *output_loc;
 	int noutputs, capoutputs;
 	int *input_origin;    /* imported models: each input's index in the source model */
-	Value **index;        /* open-addressing hash of values by name (capindex slots, a power of two) */
-	int capindex, nindex;
+	StrMap index;         /* values by name (keys: their names) */
 } Graph;
 
 Graph *graph_new(const char *name);

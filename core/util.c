@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "util.h"
 
 static void oom(void)
@@ -177,4 +179,63 @@ char *read_fd_limited(int fd, uint64_t limit, size_t *len, bool *too_long)
 	buf[n] = 0;
 	*len = n;
 	return buf;
+}
+
+struct StrMapSlot {
+	const char *key;
+	void *val;
+	uint64_t hash;
+};
+
+static uint64_t strmap_hash(const char *s) { return XXH3_64bits(s, strlen(s)); }
+
+void *strmap_get(const StrMap *m, const char *key)
+{
+	if (!m->cap)
+		return NULL;
+	uint64_t h = strmap_hash(key);
+	size_t mask = m->cap - 1;
+	for (size_t i = h & mask; m->slots[i].key; i = (i + 1) & mask)
+		if (m->slots[i].hash == h && strcmp(m->slots[i].key, key) == 0)
+			return m->slots[i].val;
+	return NULL;
+}
+
+bool strmap_add(StrMap *m, const char *key, void *val)
+{
+	if (strmap_get(m, key))
+		return false;
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct StrMapSlot *s = xcalloc(cap, sizeof *s);
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->slots[i].key)
+				continue;
+			size_t j = m->slots[i].hash & (cap - 1);
+			while (s[j].key)
+				j = (j + 1) & (cap - 1);
+			s[j] = m->slots[i];
+		}
+		free(m->slots);
+		m->slots = s;
+		m->cap = cap;
+	}
+	uint64_t h = strmap_hash(key);
+	size_t i = h & (m->cap - 1);
+	while (m->slots[i].key)
+		i = (i + 1) & (m->cap - 1);
+	m->slots[i] = (struct StrMapSlot){m->owns_keys ? xstrdup(key) : key, val, h};
+	m->n++;
+	return true;
+}
+
+void strmap_free(StrMap *m)
+{
+	if (m->owns_keys)
+		for (size_t i = 0; i < m->cap; i++)
+			free((char *)m->slots[i].key);
+	free(m->slots);
+	bool owns = m->owns_keys;
+	memset(m, 0, sizeof *m);
+	m->owns_keys = owns;
 }

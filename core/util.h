@@ -22,6 +22,19 @@ char *xvasprintf(const char *fmt, va_list ap);
  * writer that uses it. */
 size_t utf8_printable_len(const unsigned char *s, size_t n);
 void fput_escaped(FILE *out, const char *text, size_t n);
+/* A string -> pointer hash map (open addressing, linear probing, at most
+ * half full; XXH3 of the key).  Zero-initialized is empty.  The keys are
+ * the caller's unless the map owns them (a copy of each is taken). */
+typedef struct {
+	struct StrMapSlot *slots;
+	size_t cap, n; /* cap: 0 or a power of two */
+	bool owns_keys;
+} StrMap;
+void *strmap_get(const StrMap *m, const char *key);
+/* Add key -> val (val not NULL); false, and nothing changed, when key is
+ * already there. */
+bool strmap_add(StrMap *m, const char *key, void *val);
+void strmap_free(StrMap *m);   /* empty again */
 /* Read fd to its end (a file, a pipe, a device), at most limit bytes: the
  * bytes, NUL-terminated, and their count in *len; NULL with errno set on a
  * read error, or with *too_long set when there is more than limit. */

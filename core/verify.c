@@ -150,7 +150,7 @@ static bool check_arity(const Node *n, Diag *d)
 	return ok;
 }
 
-/* Every value's size against the limits (limits.h); untyped on failure. */
+/* Every value's size against the limits (gdcc_limits.h); untyped on failure. */
 static bool check_size(Value *v, const TensorType *t, Diag *d)
 {
 	char *err = tensor_size_error(t->dtype, &t->shape);

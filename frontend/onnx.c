@@ -7,9 +7,9 @@
  * are pruned at the end.
  *
  * The file is untrusted: every name may be missing, every count and
- * dimension may be absurd.  Names are looked up in hash maps (the importer
+ * dimension may be absurd.  Names are looked up in hash maps (util.h StrMap: the importer
  * is linear in the model's size), every tensor's size is checked with
- * core/limits.h before anything is allocated, and every message names the
+ * core/gdcc_limits.h before anything is allocated, and every message names the
  * file and the node, input, initializer or attribute (by its 1-based index
  * when it has no name), with non-printable bytes escaped. */
 #include <errno.h>
@@ -17,7 +17,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "interp.h"
 #include "gdcc_limits.h"
@@ -35,72 +34,6 @@ enum { FOLD_MAX = 4096 };
 enum { CONST_INTS_MAX = 1 << 16 };
 /* Protobuf messages nest at most this deep (protobuf-c's parser recurses). */
 enum { MAX_NESTING = 100 };
-
-/* ---- a string -> pointer hash map (open addressing, linear probing) ---------------- */
-typedef struct {
-	const char *key;
-	void *val;
-	uint64_t hash;
-} Slot;
-
-typedef struct {
-	Slot *slots;
-	size_t cap, n;  /* cap: 0 or a power of two */
-	bool owns_keys;
-} NameMap;
-
-static uint64_t name_hash(const char *s) { return XXH3_64bits(s, strlen(s)); }
-
-static void *map_get(const NameMap *m, const char *key)
-{
-	if (!m->cap)
-		return NULL;
-	uint64_t h = name_hash(key);
-	size_t mask = m->cap - 1;
-	for (size_t i = h & mask; m->slots[i].key; i = (i + 1) & mask)
-		if (m->slots[i].hash == h && strcmp(m->slots[i].key, key) == 0)
-			return m->slots[i].val;
-	return NULL;
-}
-
-/* Add key -> val (val not NULL); false, and nothing changed, when key is
- * already there.  An owning map takes a copy of the key. */
-static bool map_add(NameMap *m, const char *key, void *val)
-{
-	if (map_get(m, key))
-		return false;
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		Slot *s = xcalloc(cap, sizeof *s);
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->slots[i].key)
-				continue;
-			size_t j = m->slots[i].hash & (cap - 1);
-			while (s[j].key)
-				j = (j + 1) & (cap - 1);
-			s[j] = m->slots[i];
-		}
-		free(m->slots);
-		m->slots = s;
-		m->cap = cap;
-	}
-	uint64_t h = name_hash(key);
-	size_t i = h & (m->cap - 1);
-	while (m->slots[i].key)
-		i = (i + 1) & (m->cap - 1);
-	m->slots[i] = (Slot){m->owns_keys ? xstrdup(key) : key, val, h};
-	m->n++;
-	return true;
-}
-
-static void map_free(NameMap *m)
-{
-	if (m->owns_keys)
-		for (size_t i = 0; i < m->cap; i++)
-			free((char *)m->slots[i].key);
-	free(m->slots);
-	memset(m, 0, sizeof *m);
-}
 
 /* ---- names in messages ------------------------------------------------------------------ */
 enum { SHOW_MAX = 120 };
@@ -137,9 +70,9 @@ typedef struct {
 	Graph *g;
 	const char *file;
 	int opset;
-	NameMap syms;      /* ONNX name -> Value (keys: the model's strings) */
-	NameMap irnames;   /* model.ir names handed out (owned keys) */
-	NameMap inits;     /* initializer names -> their TensorProto */
+	StrMap syms;      /* ONNX name -> Value (keys: the model's strings) */
+	StrMap irnames;   /* model.ir names handed out (owned keys) */
+	StrMap inits;     /* initializer names -> their TensorProto */
 	Known *known;      /* by Value.id */
 	int nknown;
 	uint64_t folded_bytes;
@@ -194,14 +127,14 @@ static void fail(Imp *im, const char *fmt, ...)
 /* ---- names ----------------------------------------------------------------- */
 static Value *sym_value(Imp *im, const char *name)
 {
-	return map_get(&im->syms, name);
+	return strmap_get(&im->syms, name);
 }
 
 /* Bind an ONNX name (a string of the model, which outlives the map) to v;
  * false after an error when the name is already defined. */
 static bool sym_bind(Imp *im, const char *name, Value *v)
 {
-	if (!map_add(&im->syms, name, v)) {
+	if (!strmap_add(&im->syms, name, v)) {
 		fail(im, "'%s' is defined twice (ONNX values are assigned once)", Q(im, name));
 		return false;
 	}
@@ -219,7 +152,7 @@ static bool ir_keyword(const char *s)
 
 static bool ir_name_taken(Imp *im, const char *s)
 {
-	return map_get(&im->irnames, s) || graph_find_value(im->g, s) || ir_keyword(s);
+	return strmap_get(&im->irnames, s) || graph_find_value(im->g, s) || ir_keyword(s);
 }
 
 /* A model.ir name for an ONNX name: letters, digits, '_' and '.', unique
@@ -239,7 +172,7 @@ static char *ir_name(Imp *im, const char *onnx)
 	s[k] = 0;
 	while (ir_name_taken(im, s))
 		snprintf(s + k, 24, "_%d", ++im->uniq);
-	map_add(&im->irnames, s, (void *)1);
+	strmap_add(&im->irnames, s, (void *)1);
 	return s;
 }
 
@@ -1265,13 +1198,13 @@ static Graph *import_model(const char *path, const uint8_t *data, size_t len, co
 	}
 	/* initializers by name (old models also list them among the inputs) */
 	for (size_t i = 0; i < gp->n_initializer && im.ok; i++)
-		if (!map_add(&im.inits, gp->initializer[i]->name, gp->initializer[i]))
+		if (!strmap_add(&im.inits, gp->initializer[i]->name, gp->initializer[i]))
 			fail(&im, "initializer '%s' is given twice", Q(&im, gp->initializer[i]->name));
 	/* inputs (not the initializers) */
 	int origin = -1;
 	im.g->input_origin = xcalloc(gp->n_input ? gp->n_input : 1, sizeof *im.g->input_origin);
 	for (size_t i = 0; i < gp->n_input && im.ok; i++) {
-		if (map_get(&im.inits, gp->input[i]->name))
+		if (strmap_get(&im.inits, gp->input[i]->name))
 			continue;
 		import_input(&im, gp, i, ++origin);
 	}
@@ -1306,9 +1239,9 @@ static Graph *import_model(const char *path, const uint8_t *data, size_t len, co
 		else
 			graph_add_output(im.g, v, where(&im));
 	}
-	map_free(&im.syms);
-	map_free(&im.irnames);
-	map_free(&im.inits);
+	strmap_free(&im.syms);
+	strmap_free(&im.irnames);
+	strmap_free(&im.inits);
 	for (int i = 0; i < im.nknown; i++) {
 		if (im.known[i].owned)
 			tensor_free(im.known[i].t);

@@ -228,3 +228,26 @@ Test(diag, long_lines_are_windowed)
 	free(s);
 	free(text);
 }
+
+Test(util, strmap)
+{
+	StrMap m = {0};
+	cr_assert_null(strmap_get(&m, "a"));
+	static int vals[1000];
+	char key[16];
+	for (int i = 0; i < 1000; i++) {
+		snprintf(key, sizeof key, "k%d", i);
+		m.owns_keys = true;
+		cr_assert(strmap_add(&m, key, &vals[i]));
+	}
+	cr_assert_not(strmap_add(&m, "k7", &vals[0]), "a key already there is not added again");
+	cr_assert_eq(m.n, 1000u);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(key, sizeof key, "k%d", i);
+		cr_assert_eq(strmap_get(&m, key), &vals[i]);
+	}
+	cr_assert_null(strmap_get(&m, "k1000"));
+	strmap_free(&m);
+	cr_assert_null(strmap_get(&m, "k1"));
+	cr_assert(m.owns_keys);
+}

@@ -17,7 +17,7 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The limits the fuzz targets run under (core/limits.h), far below the
+/* The limits the fuzz targets run under (core/gdcc_limits.h), far below the
  * defaults: one tensor 4 MiB, all the tensors of a model 16 MiB. */
 #define FUZZ_MAX_TENSOR_BYTES ((uint64_t)4 << 20)
 #define FUZZ_MAX_WORKSPACE_BYTES ((uint64_t)16 << 20)
