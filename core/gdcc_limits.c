@@ -93,20 +93,18 @@ bool type_bytes_checked(DType dt, const Shape *s, uint64_t *bytes)
 	return shape_numel_checked(s, &n) && mul_u64((uint64_t)n, dtype_size(dt), bytes);
 }
 
-/* "3.64 TiB" */
-static void human(uint64_t b, char *buf, size_t n)
+char *bytes_str(uint64_t b, const char *note)
 {
-	static const char *unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	double v = (double)b;
+	static const char *unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	if (b < 1024)
+		return note ? xasprintf("%" PRIu64 " bytes (%s)", b, note) : xasprintf("%" PRIu64 " bytes", b);
+	double v = (double)b / 1024;
 	int u = 0;
-	while (v >= 1024 && u < 6) {
+	while (v >= 1024 && u < 5) {
 		v /= 1024;
 		u++;
 	}
-	if (u == 0)
-		snprintf(buf, n, "%" PRIu64 " bytes", b);
-	else
-		snprintf(buf, n, "%.3g %s", v, unit[u]);
+	return xasprintf("%" PRIu64 " bytes (%.3g %s%s%s)", b, v, unit[u], note ? "; " : "", note ? note : "");
 }
 
 char *tensor_size_error(DType dt, const Shape *s)
@@ -128,11 +126,11 @@ char *tensor_size_error(DType dt, const Shape *s)
 	if (!mul_u64((uint64_t)numel, dtype_size(dt), &bytes))
 		return xasprintf("%s has more bytes than fit in 64 bits", ty);
 	if (bytes > current.max_tensor_bytes) {
-		char h[32], hl[32];
-		human(bytes, h, sizeof h);
-		human(current.max_tensor_bytes, hl, sizeof hl);
-		return xasprintf("%s is %" PRIu64 " bytes (%s), above the limit of %" PRIu64
-				 " bytes (%s; --max-tensor-bytes)", ty, bytes, h, current.max_tensor_bytes, hl);
+		char *h = bytes_str(bytes, NULL), *hl = bytes_str(current.max_tensor_bytes, "--max-tensor-bytes");
+		char *msg = xasprintf("%s is %s, above the limit of %s", ty, h, hl);
+		free(h);
+		free(hl);
+		return msg;
 	}
 	return NULL;
 }

@@ -37,6 +37,11 @@ bool limits_from_env(char **err);
  * (powers of 1024).  False on anything else, on 0 and on overflow. */
 bool parse_byte_size(const char *s, uint64_t *out);
 
+/* A byte count for messages (malloc'd): "1234 bytes (1.21 KiB)", with a note
+ * "1234 bytes (1.21 KiB; NOTE)", and below 1 KiB "100 bytes" or
+ * "100 bytes (NOTE)". */
+char *bytes_str(uint64_t b, const char *note);
+
 /* Overflow-checked arithmetic: false when the result does not fit. */
 bool mul_u64(uint64_t a, uint64_t b, uint64_t *out);
 bool add_u64(uint64_t a, uint64_t b, uint64_t *out);

@@ -145,21 +145,6 @@ static void print_diags(Diag *d)
 	diag_print(d, stderr);
 }
 
-/* "1234 bytes (1.21 KiB)", or with a note: "1234 bytes (1.21 KiB; NOTE)" */
-static char *human_bytes_note(uint64_t b, const char *note)
-{
-	static const char *unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	if (b < 1024)
-		return note ? xasprintf("%" PRIu64 " bytes (%s)", b, note) : xasprintf("%" PRIu64 " bytes", b);
-	double v = (double)b / 1024;
-	int u = 0;
-	while (v >= 1024 && u < 5) {
-		v /= 1024;
-		u++;
-	}
-	return xasprintf("%" PRIu64 " bytes (%.3g %s%s%s)", b, v, unit[u], note ? "; " : "", note ? note : "");
-}
-static char *human_bytes(uint64_t b) { return human_bytes_note(b, NULL); }
 
 /* ---- resource limits ----------------------------------------------------------
  * --max-tensor-bytes and --max-workspace-bytes (gdcc_limits.h: checked by the
@@ -266,7 +251,7 @@ static int open_whole(const char *path, const char *what, bool may_stream, Diag 
 	if (S_ISDIR(st.st_mode)) {
 		why = xasprintf("is a directory, not a %s file", what);
 	} else if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max_model_bytes) {
-		char *h = human_bytes((uint64_t)st.st_size), *l = human_bytes_note(max_model_bytes, "--max-model-bytes");
+		char *h = bytes_str((uint64_t)st.st_size, NULL), *l = bytes_str(max_model_bytes, "--max-model-bytes");
 		why = xasprintf("the %s file is %s, above the limit of %s", what, h, l);
 		free(h);
 		free(l);
@@ -294,7 +279,7 @@ static char *read_model_text(const char *path, size_t *len, Diag *d)
 	int e = errno;
 	close(fd);
 	if (!buf && too_long) {
-		char *l = human_bytes_note(max_model_bytes, "--max-model-bytes");
+		char *l = bytes_str(max_model_bytes, "--max-model-bytes");
 		diag_error(d, loc_at(path, 0, 0), "the model is longer than the limit of %s", l);
 		free(l);
 	} else if (!buf) {
@@ -1009,8 +994,8 @@ static Program *compile(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		return NULL;
 	Program *p = codegen(g, t, loops, d);
 	if (p && (p->workspace_bytes < 0 || (uint64_t)p->workspace_bytes > limits()->max_workspace_bytes)) {
-		char *w = human_bytes((uint64_t)p->workspace_bytes),
-		     *l = human_bytes_note(limits()->max_workspace_bytes, "--max-workspace-bytes");
+		char *w = bytes_str((uint64_t)p->workspace_bytes, NULL),
+		     *l = bytes_str(limits()->max_workspace_bytes, "--max-workspace-bytes");
 		if (p->workspace_bytes < 0)
 			diag_error(d, model_loc, "the program compiled for %s needs a workspace larger than 2^63 bytes",
 				   t->name);
