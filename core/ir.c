@@ -225,7 +225,36 @@ Graph *graph_new(const char *name)
 	return g;
 }
 
-static void free_attr(Attr *a)
+void attr_copy(Attr *to, const Attr *a)
+{
+	*to = *a;
+	to->name = xstrdup(a->name);
+	to->s = a->s ? xstrdup(a->s) : NULL;
+	to->ints = NULL;
+	to->floats = NULL;
+	if (a->ints) {
+		to->ints = xmalloc((size_t)(a->n ? a->n : 1) * sizeof *to->ints);
+		if (a->n)
+			memcpy(to->ints, a->ints, (size_t)a->n * sizeof *to->ints);
+	}
+	if (a->floats) {
+		to->floats = xmalloc((size_t)(a->n ? a->n : 1) * sizeof *to->floats);
+		if (a->n)
+			memcpy(to->floats, a->floats, (size_t)a->n * sizeof *to->floats);
+	}
+}
+
+void node_copy_attr(Node *to, const Attr *a, Loc loc)
+{
+	Attr *b = node_add_attr(to, a->name, a->kind, loc);
+	char *name = b->name;
+	attr_copy(b, a);
+	free(b->name);
+	b->name = name;
+	b->loc = loc;
+}
+
+void attr_free(Attr *a)
 {
 	free(a->name);
 	free(a->s);
@@ -236,7 +265,7 @@ static void free_attr(Attr *a)
 void node_free(Node *n)
 {
 	for (int k = 0; k < n->nattrs; k++)
-		free_attr(&n->attrs[k]);
+		attr_free(&n->attrs[k]);
 	free(n->attrs);
 	free(n->in);
 	free(n->in_loc);
@@ -399,7 +428,7 @@ Attr *node_add_attr(Node *n, const char *name, AttrKind kind, Loc loc)
 {
 	for (int i = 0; i < n->nattrs; i++)
 		if (strcmp(n->attrs[i].name, name) == 0) {
-			free_attr(&n->attrs[i]);
+			attr_free(&n->attrs[i]);
 			memset(&n->attrs[i], 0, sizeof n->attrs[i]);
 			n->attrs[i].name = xstrdup(name);
 			n->attrs[i].kind = kind;

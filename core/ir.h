@@ -202,6 +202,11 @@ Node *graph_add_const(Graph *g, const char *name, DType dt, const Shape *s,
 void graph_add_output(Graph *g, Value *v, Loc loc);
 
 Attr *node_add_attr(Node *n, const char *name, AttrKind kind, Loc loc);
+/* A deep copy of a into *to (uninitialized); what attr_free frees. */
+void attr_copy(Attr *to, const Attr *a);
+void attr_free(Attr *a);
+/* A copy of attribute a (of another node) set on `to`, located at loc. */
+void node_copy_attr(Node *to, const Attr *a, Loc loc);
 void node_set_int(Node *n, const char *name, int64_t v);
 void node_set_float(Node *n, const char *name, double v);
 void node_set_string(Node *n, const char *name, const char *v);

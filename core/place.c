@@ -28,24 +28,6 @@ const Target *place_host(const Target *t, const char *host, Diag *d)
 	return h;
 }
 
-static void copy_attr(Node *to, const Attr *a)
-{
-	Attr *b = node_add_attr(to, a->name, a->kind, a->loc);
-	b->i = a->i;
-	b->f = a->f;
-	b->dt = a->dt;
-	b->n = a->n;
-	b->s = a->s ? xstrdup(a->s) : NULL;
-	if (a->ints) {
-		b->ints = xmalloc((size_t)(a->n ? a->n : 1) * sizeof *b->ints);
-		memcpy(b->ints, a->ints, (size_t)a->n * sizeof *b->ints);
-	}
-	if (a->floats) {
-		b->floats = xmalloc((size_t)(a->n ? a->n : 1) * sizeof *b->floats);
-		memcpy(b->floats, a->floats, (size_t)a->n * sizeof *b->floats);
-	}
-}
-
 /* Nodes first..last of g as a graph; `used_after[v]`: the value is read
  * outside the segment (or is a model output). */
 static Graph *segment_graph(const Graph *g, int first, int last, int k, const bool *outside, Diag *d)
@@ -92,7 +74,7 @@ static Graph *segment_graph(const Graph *g, int first, int last, int k, const bo
 			names[j] = n->out[j]->name;
 		Node *c = graph_add_node(s, n->op, in, n->nin, names, n->nout, n->loc);
 		for (int j = 0; j < n->nattrs; j++)
-			copy_attr(c, &n->attrs[j]);
+			node_copy_attr(c, &n->attrs[j], n->attrs[j].loc);
 		for (int j = 0; j < n->nout; j++)
 			map[n->out[j]->id] = c->out[j];
 		free(in);

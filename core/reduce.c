@@ -85,33 +85,6 @@ static int *dup_ints(const int *v, int n)
 	return c;
 }
 
-static void attr_copy(Attr *to, const Attr *a)
-{
-	*to = *a;
-	to->name = xstrdup(a->name);
-	to->s = a->s ? xstrdup(a->s) : NULL;
-	to->ints = NULL;
-	to->floats = NULL;
-	if (a->ints) {
-		to->ints = xmalloc((size_t)(a->n ? a->n : 1) * sizeof *to->ints);
-		if (a->n)
-			memcpy(to->ints, a->ints, (size_t)a->n * sizeof *to->ints);
-	}
-	if (a->floats) {
-		to->floats = xmalloc((size_t)(a->n ? a->n : 1) * sizeof *to->floats);
-		if (a->n)
-			memcpy(to->floats, a->floats, (size_t)a->n * sizeof *to->floats);
-	}
-}
-
-static void attr_clear(Attr *a)
-{
-	free(a->name);
-	free(a->s);
-	free(a->ints);
-	free(a->floats);
-}
-
 static ConstInit init_copy(const ConstInit *c)
 {
 	ConstInit r = *c;
@@ -147,7 +120,7 @@ static void node_clear(RNode *n)
 	free(n->in);
 	free(n->out);
 	for (int k = 0; k < n->nattrs; k++)
-		attr_clear(&n->attrs[k]);
+		attr_free(&n->attrs[k]);
 	free(n->attrs);
 	init_clear(&n->init);
 	memset(n, 0, sizeof *n);
@@ -350,13 +323,7 @@ static Graph *model_build(const Model *m)
 		for (int k = 0; k < n->nout; k++)
 			vm[n->out[k]] = b->out[k];
 		for (int k = 0; k < n->nattrs; k++) {
-			const Attr *a = &n->attrs[k];
-			Attr *t = node_add_attr(b, a->name, a->kind, nowhere);
-			char *name = t->name;
-			attr_copy(t, a);
-			free(t->name);
-			t->name = name;
-			t->loc = nowhere;
+			node_copy_attr(b, &n->attrs[k], nowhere);
 		}
 	}
 	for (int i = 0; ok && i < nouts; i++) {
@@ -1256,7 +1223,7 @@ static bool pass_attrs(Reducer *r)
 			RNode *n = &c->nodes[i];
 			char what[160];
 			snprintf(what, sizeof what, "dropped attribute %s of %s", n->attrs[k].name, c->vals[n->out[0]].name);
-			attr_clear(&n->attrs[k]);
+			attr_free(&n->attrs[k]);
 			memmove(n->attrs + k, n->attrs + k + 1, (size_t)(n->nattrs - k - 1) * sizeof *n->attrs);
 			n->nattrs--;
 			any |= try_model(r, c, what, false);
