@@ -287,6 +287,7 @@ void graph_free(Graph *g)
 	for (int i = 0; i < g->nvalues; i++) {
 		free(g->values[i]->name);
 		free(g->values[i]->src_name);
+		free(g->values[i]->users);
 		free(g->values[i]);
 	}
 	free(g->values);
@@ -377,6 +378,7 @@ Node *graph_add_node(Graph *g, OpKind op, Value **in, int nin,
 	Node *n = xcalloc(1, sizeof *n);
 	n->op = op;
 	n->loc = loc;
+	n->group = -1;
 	n->nin = nin;
 	n->in = xcalloc(nin, sizeof *n->in);
 	n->in_loc = xcalloc(nin, sizeof *n->in_loc);
@@ -384,6 +386,7 @@ Node *graph_add_node(Graph *g, OpKind op, Value **in, int nin,
 		n->in[i] = in[i];
 		n->in_loc[i] = loc;
 		in[i]->nuses++;
+		PUSH(in[i]->users, in[i]->nusers, in[i]->capusers, n);
 	}
 	n->nout = nout;
 	n->out = xcalloc(nout, sizeof *n->out);

@@ -135,7 +135,10 @@ typedef struct Value {
 	int def_index;      /* which result of def */
 	Loc loc;            /* where it is defined */
 	int id;             /* index in Graph.values */
-	int nuses;
+	int nuses;          /* operand uses + 1 per appearance among the outputs */
+	Node **users;       /* the nodes that use it, one entry per operand slot
+			     * (rewrite.h keeps these; graph_build_uses rebuilds them) */
+	int nusers, capusers;
 	bool is_input, is_output;
 } Value;
 
@@ -159,6 +162,8 @@ struct Node {
 	int nattrs;
 	ConstInit init;     /* OP_CONSTANT only */
 	int id;
+	int group;          /* the kernel (fusion group) it belongs to, -1: none yet */
+	bool removed;       /* detached by graph_remove_node (rewrite.h) */
 };
 
 typedef struct Graph {

@@ -229,6 +229,20 @@ bool strmap_add(StrMap *m, const char *key, void *val)
 	return true;
 }
 
+void strmap_set(StrMap *m, const char *key, void *val)
+{
+	if (m->cap) {
+		uint64_t h = strmap_hash(key);
+		size_t mask = m->cap - 1;
+		for (size_t i = h & mask; m->slots[i].key; i = (i + 1) & mask)
+			if (m->slots[i].hash == h && strcmp(m->slots[i].key, key) == 0) {
+				m->slots[i].val = val;
+				return;
+			}
+	}
+	strmap_add(m, key, val);
+}
+
 void strmap_free(StrMap *m)
 {
 	if (m->owns_keys)

@@ -34,6 +34,8 @@ void *strmap_get(const StrMap *m, const char *key);
 /* Add key -> val (val not NULL); false, and nothing changed, when key is
  * already there. */
 bool strmap_add(StrMap *m, const char *key, void *val);
+/* key -> val whether or not key was there (val not NULL). */
+void strmap_set(StrMap *m, const char *key, void *val);
 void strmap_free(StrMap *m);   /* empty again */
 /* Read fd to its end (a file, a pipe, a device), at most limit bytes: the
  * bytes, NUL-terminated, and their count in *len; NULL with errno set on a

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gdcc_limits.h"
+#include "rewrite.h"
 #include "ops.h"
 #include "util.h"
 #include "verify.h"
@@ -274,7 +275,7 @@ void graph_prune(Graph *g)
 		if (live)
 			continue;
 		for (int j = 0; j < n->nin; j++)
-			n->in[j]->nuses--;
+			value_drop_user(n->in[j], n);
 		/* the results go too: dropped with their values below */
 		for (int j = 0; j < n->nout; j++) {
 			n->out[j]->def = NULL;
@@ -294,6 +295,7 @@ void graph_prune(Graph *g)
 		if (v->id < 0 || (!v->def && !v->is_input)) {
 			free(v->name);
 			free(v->src_name);
+			free(v->users);
 			free(v);
 			continue;
 		}

@@ -1,0 +1,10 @@
+/* pass_dce: not written yet (does nothing). */
+#include "passes.h"
+
+bool pass_dce(Graph *g, PassContext *cx, Diag *d)
+{
+	(void)g;
+	(void)cx;
+	(void)d;
+	return true;
+}
