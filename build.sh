@@ -29,13 +29,16 @@ configure() { # DIR [configure options]
 	[ -x configure ] || autoreconf -fi
 	mkdir -p "$dir"
 	# Reconfigure when configure is newer than the build's config.status.
-	if [ ! -f "$dir/config.status" ] || [ configure -nt "$dir/config.status" ]; then
+	# (and when the options differ from the ones it was configured with)
+	if [ ! -f "$dir/config.status" ] || [ configure -nt "$dir/config.status" ] ||
+	   [ "$(cat "$dir/.build-options" 2>/dev/null)" != "$*" ]; then
 		# (autoconf's probes try `rm -f core`, which names our core/ folder:
 		# drop that one harmless line, keep every other message.)
 		st=0
 		(cd "$dir" && ../configure -q "$@") 2>"$dir/configure.err" || st=$?
 		grep -v "^rm: cannot remove 'core'" "$dir/configure.err" >&2 || true
 		[ "$st" -eq 0 ] || { echo "build.sh: configure failed in $dir (see $dir/config.log)" >&2; exit "$st"; }
+		echo "$*" >"$dir/.build-options"
 	fi
 }
 
@@ -45,7 +48,7 @@ deps)
 	;;
 all)
 	deps
-	configure build
+	configure build --enable-checking
 	make -s -C build -j"$jobs"
 	make -s -C build demo
 	;;
@@ -53,7 +56,7 @@ check)
 	deps
 	passed=0 failed=0
 	for variant in build build-san; do
-		if [ $variant = build ]; then configure build; else configure build-san --enable-sanitizers; fi
+		if [ $variant = build ]; then configure build --enable-checking; else configure build-san --enable-sanitizers --enable-checking; fi
 		st=0
 		make -s -C $variant -j"$jobs" check || st=$?
 		# Count the cases each test program ran (Criterion's synthesis line

@@ -49,6 +49,13 @@ typedef struct {
 	int n;
 } Affine;
 
+/* Workspace bytes past the plan, in use until the kernel at position
+ * `until` is done: a kernel's scratch buffers, or a value moved there. */
+typedef struct {
+	int64_t off, size;
+	int until;
+} Extra;
+
 typedef struct {
 	Program *p;
 	MFunc *f;
@@ -66,11 +73,21 @@ typedef struct {
 	int ret;         /* the return-value register (fixed to the abi's) */
 	int err_label;   /* `return 1`: a run-time error (an index out of range) */
 	int *base;       /* per value: its base address vreg in this kernel, -1 */
+	int *based;      /* the values whose base this kernel has set */
+	int nbased, capbased;
 	const Node *node;
 	bool int_mode;   /* the kernel being built works on i64 elements */
 	bool w_mode;     /* ... on i32 elements, in vectors (W sort) */
 	bool *fused;     /* per node: lowered as part of an earlier node's kernel */
 	bool ok;
+	/* the workspace: [0, plan->bytes) as the memory plan placed the
+	 * values; above it, the bytes in use past the plan (extra) */
+	const MemPlan *plan;
+	int pos;         /* the position (node index) of the kernel being built */
+	bool *moved;     /* per value: given bytes past the plan (see claim) */
+	bool *viewed;    /* per value: the storage of some view too */
+	Extra *extra;
+	int nextra, capextra;
 } CG;
 
 static void cg_copy(CG *c, int in_v, int64_t in_off, const int64_t *icoef, int out_v, int64_t out_off,
@@ -102,8 +119,8 @@ static const char *add_data(Program *p, Tensor *t)
 		p->capdata = p->capdata ? 2 * p->capdata : 16;
 		p->data = xrealloc(p->data, (size_t)p->capdata * sizeof *p->data);
 	}
-	char *sym = strcmp(codegen_entry, "gdcc_entry") == 0 ? xasprintf("gdcc_data_%d", p->ndata)
-							       : xasprintf("%s_data_%d", codegen_entry, p->ndata);
+	char *sym = strcmp(p->f->name, "gdcc_entry") == 0 ? xasprintf("gdcc_data_%d", p->ndata)
+							       : xasprintf("%s_data_%d", p->f->name, p->ndata);
 	p->data[p->ndata++] = (DataItem){sym, t, NULL};
 	return sym;
 }
@@ -125,7 +142,7 @@ static const char *const_relayout(CG *c, int value, Tensor *t)
 {
 	const Value *v = value < c->p->g->nvalues ? c->p->g->values[value] : NULL;
 	const Buf *b = &c->buf[value];
-	if (v && v->nuses == 1 && !v->is_output && b->kind == BUF_CONST)
+	if (v && v->nuses == 1 && !v->is_output && b->kind == BUF_CONST && c->plan->alias[value] == value && !c->viewed[value])
 		for (int i = 0; i < c->p->ndata; i++)
 			if (strcmp(c->p->data[i].sym, b->sym) == 0 && tensor_bytes(c->p->data[i].data) == tensor_bytes(t)) {
 				tensor_free(c->p->data[i].data);
@@ -261,10 +278,69 @@ static void check_access(CG *c, int value, const Affine *a, int lanes)
 	}
 }
 
+/* Bytes past the plan until the kernel at `until` is done: the lowest
+ * offset there clear of the extras still in use (a few at a time). */
+static int64_t extra_alloc(CG *c, int64_t bytes, int until)
+{
+	bytes = (bytes + 63) / 64 * 64;
+	int64_t off = c->plan->bytes;
+	for (bool clash = true; clash;) {
+		clash = false;
+		for (int i = 0; i < c->nextra; i++)
+			if (c->extra[i].off < off + bytes && off < c->extra[i].off + c->extra[i].size) {
+				off = c->extra[i].off + c->extra[i].size;
+				clash = true;
+			}
+	}
+	if (c->nextra == c->capextra) {
+		c->capextra = c->capextra ? 2 * c->capextra : 8;
+		c->extra = xrealloc(c->extra, (size_t)c->capextra * sizeof *c->extra);
+	}
+	c->extra[c->nextra++] = (Extra){off, bytes, until};
+	if (off + bytes > c->p->workspace_bytes)
+		c->p->workspace_bytes = off + bytes;
+	return off;
+}
+
+/* The kernel at c->pos is about to address a workspace value: its bytes
+ * must be its own now.  A kernel that computes a later node's result as
+ * well (a relu folded into the conv before it) writes that result before
+ * its planned lifetime starts: it moves to bytes of its own past the plan,
+ * with its views, until its planned last use.  Reading a value after its
+ * planned last use would read bytes another value may have overwritten:
+ * an internal error. */
+static void claim(CG *c, int value)
+{
+	const MemPlan *m = c->plan;
+	if (value >= c->p->g->nvalues || c->buf[value].kind != BUF_WS)
+		return;
+	int root = m->alias[value];
+	if (c->moved[root] || (c->pos >= m->first[root] && c->pos <= m->last[root]))
+		return;
+	if (c->pos > m->last[root]) {
+		diag_error(c->d, c->node->loc, "internal error: the kernel of %s reads '%s' after its last planned use (node %d)",
+			   op_info[c->node->op].name, value_name(c, value), m->last[root]);
+		c->ok = false;
+		return;
+	}
+	const Buf *b = &c->buf[root];
+	int64_t off = extra_alloc(c, b->numel * b->esize, m->last[root]);
+	c->moved[root] = true;
+	for (int v = 0; v < c->p->g->nvalues; v++)
+		if (m->alias[v] == root && c->buf[v].kind == BUF_WS)
+			c->buf[v].offset = off;
+	if (c->p->loops) {
+		indent(c);
+		fprintf(c->p->loops, "(%s written before its planned lifetime: moved to workspace offset %lld)\n",
+			value_name(c, root), (long long)off);
+	}
+}
+
 static int base_of(CG *c, int value)
 {
 	if (c->base[value] >= 0)
 		return c->base[value];
+	claim(c, value);
 	MFunc *f = c->f;
 	const Buf *b = &c->buf[value];
 	int v = mfunc_vreg(f, c->icls);
@@ -277,7 +353,21 @@ static int base_of(CG *c, int value)
 			sel_assign(f, v, sel_op(f, SEL_ADD_I, sel_reg(f, v), sel_consti(f, b->offset), NULL));
 	}
 	c->base[value] = v;
+	if (c->nbased == c->capbased) {
+		c->capbased = c->capbased ? 2 * c->capbased : 16;
+		c->based = xrealloc(c->based, (size_t)c->capbased * sizeof *c->based);
+	}
+	c->based[c->nbased++] = value;
 	return v;
+}
+
+/* A new kernel: no base address is known (linear in what the last kernel
+ * used, not in the graph: a 100,000-node chain is 100,000 kernels). */
+static void bases_reset(CG *c)
+{
+	for (int i = 0; i < c->nbased; i++)
+		c->base[c->based[i]] = -1;
+	c->nbased = 0;
 }
 
 static BursNode *address(CG *c, int value, const Affine *a, int lanes)
@@ -1477,12 +1567,12 @@ static bool cg_movement(CG *c, const Node *n)
 }
 
 /* ---- convolution and pooling ------------------------------------------------------ */
-/* A scratch buffer in the workspace for this node (index past the values). */
+/* A scratch buffer in the workspace for this node (index past the values),
+ * past the plan: its bytes are free again after this kernel. */
 static int scratch(CG *c, int64_t numel)
 {
 	int id = c->p->g->nvalues + c->node->id;
-	c->buf[id] = (Buf){BUF_WS, 0, NULL, c->p->workspace_bytes, numel, 4};
-	c->p->workspace_bytes += (numel * 4 + 63) / 64 * 64;
+	c->buf[id] = (Buf){BUF_WS, 0, NULL, extra_alloc(c, numel * 4, c->pos), numel, 4};
 	c->base[id] = -1;
 	return id;
 }
@@ -2406,6 +2496,10 @@ static const Node *matmul_transposed_b(CG *c, const Node *mm, int64_t *ld, int64
 	if (!tr || tr->op != OP_TRANSPOSE || sole_user(c, B) != mm || r < 2 || A->type.shape.rank < 2 ||
 	    Y->type.shape.rank != r || B->type.dtype != DT_F32)
 		return NULL;
+	/* the matmul reads the transpose's operand: its bytes must still be its own then */
+	const Value *X = tr->in[0];
+	if (c->buf[X->id].kind == BUF_WS && mm->id > c->plan->last[X->id])
+		return NULL;
 	for (int i = 0; i < r - 2; i++)
 		if (B->type.shape.dim[i] != Y->type.shape.dim[i])
 			return NULL; /* (a broadcast batch: not here) */
@@ -2559,30 +2653,14 @@ static bool cg_tile_conv(CG *c, const Node *n)
 	TilePlan pl = {0};
 	if (!tile_plan(c, &g, &pl))
 		return false;
-	/* a batchnorm right after (inference, constant statistics) folds into
-	 * the weights and the bias; a relu after that into the bias pass */
-	const Node *bn = sole_user(c, y), *rl = NULL;
-	const Tensor *bt = b ? const_data(c, b->id) : NULL, *st[4] = {NULL, NULL, NULL, NULL};
-	bool fold = bn && bn->op == OP_BATCHNORM && bn->in[0] == y && bn->nout == 1 && !attr_i(bn, "training_mode") &&
-		    (!b || bt) && bn->in[1]->type.shape.rank == 1;
-	for (int k = 0; k < 4 && fold; k++)
-		fold = (st[k] = const_data(c, bn->in[k + 1]->id)) != NULL && tensor_numel(st[k]) == M;
-	if (!fold)
-		bn = NULL;
-	const Node *after = bn ? sole_user(c, bn->out[0]) : sole_user(c, y);
-	if (after && after->op == OP_RELU)
-		rl = after;
-	const Value *out = rl ? rl->out[0] : bn ? bn->out[0] : y;
-	double *scale = xmalloc((size_t)M * sizeof *scale), *bias = xcalloc((size_t)M, sizeof *bias);
-	for (int64_t m = 0; m < M; m++) {
-		double bm = bt ? tensor_get_f(bt, m) : 0.0;
-		scale[m] = 1.0;
-		bias[m] = bm;
-		if (bn) {
-			scale[m] = tensor_get_f(st[0], m) / sqrt(tensor_get_f(st[3], m) + attr_f(bn, "epsilon"));
-			bias[m] = (bm - tensor_get_f(st[2], m)) * scale[m] + tensor_get_f(st[1], m);
-		}
-	}
+	/* a relu right after folds into the bias pass.  (A batchnorm after the
+	 * conv is the graph pass bnfold's to fold into the weights and bias;
+	 * where it did not run, the batchnorm is its own per-channel
+	 * multiply-add, batchnorm_affine.) */
+	const Node *rl = sole_user(c, y);
+	if (rl && rl->op != OP_RELU)
+		rl = NULL;
+	const Value *out = rl ? rl->out[0] : y;
 	Shape rs = {4, {M, KH, KW, C}};
 	Tensor *rt = tensor_new(DT_F32, &rs);
 	for (int64_t m = 0; m < M; m++)
@@ -2590,25 +2668,12 @@ static bool cg_tile_conv(CG *c, const Node *n)
 			for (int64_t i = 0; i < KH; i++)
 				for (int64_t j = 0; j < KW; j++)
 					((float *)rt->data)[((m * KH + i) * KW + j) * C + ch] =
-						(float)(((const float *)src->data)[((m * C + ch) * KH + i) * KW + j] * scale[m]);
-	const char *bsym = NULL; /* a folded bias, in data */
-	if (bn) {
-		Shape bs = {1, {M}};
-		Tensor *btn = tensor_new(DT_F32, &bs);
-		for (int64_t m = 0; m < M; m++)
-			((float *)btn->data)[m] = (float)bias[m];
-		bsym = add_data(c->p, btn);
-	}
-	free(scale);
-	free(bias);
-	if (bn || rl) {
-		c->fused[bn ? bn->id : rl->id] = true;
-		if (rl)
-			c->fused[rl->id] = true;
+						((const float *)src->data)[((m * C + ch) * KH + i) * KW + j];
+	if (rl) {
+		c->fused[rl->id] = true;
 		if (c->p->loops) {
 			indent(c);
-			fprintf(c->p->loops, "fused into this kernel:%s%s%s%s\n", bn ? " batchnorm " : "", bn ? bn->out[0]->name : "",
-				rl ? " relu " : "", rl ? rl->out[0]->name : "");
+			fprintf(c->p->loops, "fused into this kernel: relu %s\n", rl->out[0]->name);
 		}
 	}
 	const char *wsym = const_relayout(c, wv->id, rt);
@@ -2633,25 +2698,28 @@ static bool cg_tile_conv(CG *c, const Node *n)
 	g.base[1] = tile_keep(c, R(base_of(c, xin)));
 	g.base[2] = tile_keep(c, R(base_of(c, out->id)));
 	cg_tile_gemm(c, &g, &pl);
-	if (b || bsym || rl) {
-		/* the bias (and relu), on the vector unit */
+	if (b || rl) {
+		/* the bias (and relu), on the vector unit; the channel's bias
+		 * loaded (and broadcast) once per channel */
 		int nv = loop_begin(c, 0, N, 1), mv = loop_begin(c, 0, M, 1);
 		int64_t vend = vend_of(c, 0, P);
+		int bs = -1, bvec = -1;
+		if (b) {
+			Affine ba = {0, {{mv, 1}}, 1};
+			bs = keep(c, load(c, b->id, &ba, false), false);
+			if (vend > 0)
+				bvec = keep(c, sel_op(f, SEL_BCAST_V, R(bs), NULL, NULL), true);
+		}
 		for (int pass = 0; pass < 2; pass++) {
 			bool vector = pass == 0;
 			int64_t lo = vector ? 0 : vend, hi = vector ? vend : P;
 			if (hi <= lo)
 				continue;
 			int pv = vloop_begin(c, lo, hi, vector);
-			Affine ya = {0, {{nv, M * P}, {mv, P}, {pv, 1}}, 3}, ba = {0, {{mv, 1}}, 1};
+			Affine ya = {0, {{nv, M * P}, {mv, P}, {pv, 1}}, 3};
 			BursNode *v = load(c, out->id, &ya, vector);
-			if (b || bsym) {
-				BursNode *bb = bsym ? sel_op(f, SEL_LOAD_F, TOP(SEL_ADD_I, sel_sym(f, bsym), TOP(SEL_SHL_I, R(mv), TI(2))), NULL, NULL)
-						    : load(c, b->id, &ba, false);
-				if (vector)
-					bb = sel_op(f, SEL_BCAST_V, bb, NULL, NULL);
-				v = bin(c, SEL_ADD_V, SEL_ADD_F, vector, v, bb);
-			}
+			if (b)
+				v = bin(c, SEL_ADD_V, SEL_ADD_F, vector, v, R(vector ? bvec : bs));
 			if (rl)
 				v = bin(c, SEL_MAX_V, SEL_MAX_F, vector, v, splat(c, 0.0, vector));
 			store(c, out->id, &ya, vector, v);
@@ -2962,10 +3030,7 @@ static bool lower_node(CG *c, const Node *n)
 	return false;
 }
 
-FILE *codegen_print_after[3];
-const char *codegen_entry = "gdcc_entry";
-
-Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
+Program *codegen_lower(const Graph *g, const Target *t, const MemPlan *plan, const char *entry, FILE *loops, Diag *d)
 {
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -2973,7 +3038,7 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	p->t = t;
 	p->g = g;
 	p->loops = loops;
-	p->f = mfunc_new(t, codegen_entry);
+	p->f = mfunc_new(t, entry);
 	MFunc *f = p->f;
 	CG c = {.p = p, .f = f, .t = t, .d = d, .ok = true};
 	c.icls = target_class_for(t, SORT_I);
@@ -2988,13 +3053,34 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		program_free(p);
 		return NULL;
 	}
-	/* buffers: inputs, outputs (arguments), constants (data), the rest (workspace) */
+	/* buffers: inputs, outputs (arguments), constants (data), the rest
+	 * (workspace, where the memory plan says; none: one slot per value) */
+	MemPlan *own = NULL;
+	if (!plan)
+		plan = own = memplan_build(g, false);
+	if (plan->nvalues != g->nvalues) {
+		diag_error(d, loc_at(NULL, 0, 0), "internal error: a memory plan of %d values for graph '%s' of %d", plan->nvalues,
+			   g->name, g->nvalues);
+		memplan_free(own);
+		program_free(p);
+		return NULL;
+	}
+	c.plan = plan;
+	p->workspace_bytes = p->planned_bytes = plan->bytes;
+	p->naive_bytes = plan->naive_bytes;
+	p->nshared = plan->nshared;
+	p->ninplace = plan->ninplace;
+	p->naliased = plan->naliased;
 	/* values, one scratch buffer per node, then the output slots of
 	 * outputs that are inputs or constants */
 	int nbuf = g->nvalues + g->nnodes + g->noutputs;
 	c.buf = xcalloc((size_t)nbuf, sizeof *c.buf);
 	c.fused = xcalloc((size_t)g->nnodes + 1, sizeof *c.fused);
 	c.base = xmalloc((size_t)nbuf * sizeof *c.base);
+	for (int v = 0; v < nbuf; v++)
+		c.base[v] = -1;
+	c.moved = xcalloc((size_t)g->nvalues + 1, sizeof *c.moved);
+	c.viewed = xcalloc((size_t)g->nvalues + 1, sizeof *c.viewed);
 	int arg = 0;
 	for (int i = 0; i < g->ninputs; i++)
 		c.buf[g->inputs[i]->id] = (Buf){BUF_ARG, arg++, NULL, 0, shape_numel(&g->inputs[i]->type.shape),
@@ -3023,9 +3109,18 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 					continue;
 				}
 				c.buf[v->id] = (Buf){BUF_CONST, 0, add_data(p, data), 0, numel, (int)dtype_size(v->type.dtype)};
+			} else if (plan->alias[v->id] != v->id) {
+				/* a view: its storage's buffer (defined before it) */
+				int root = plan->alias[v->id];
+				c.buf[v->id] = c.buf[root];
+				c.buf[v->id].numel = numel;
+				c.buf[v->id].esize = (int)dtype_size(v->type.dtype);
+				c.viewed[root] = true;
+			} else if (plan->offset[v->id] < 0) {
+				diag_error(d, v->loc, "internal error: the memory plan has no place for '%s'", v->name);
+				c.ok = false;
 			} else {
-				c.buf[v->id] = (Buf){BUF_WS, 0, NULL, p->workspace_bytes, numel, (int)dtype_size(v->type.dtype)};
-				p->workspace_bytes += (numel * (int64_t)dtype_size(v->type.dtype) + 63) / 64 * 64;
+				c.buf[v->id] = (Buf){BUF_WS, 0, NULL, plan->offset[v->id], numel, (int)dtype_size(v->type.dtype)};
 			}
 		}
 	}
@@ -3042,7 +3137,11 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		program_free(p);
 		free(c.buf);
 		free(c.base);
+		free(c.based);
 		free(c.fused);
+		free(c.moved);
+		free(c.viewed);
+		memplan_free(own);
 		return NULL;
 	}
 	int a0 = mfunc_vreg(f, acls);
@@ -3067,15 +3166,27 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		sel_assign(f, vl, sel_op(f, SEL_SETVL, sel_consti(f, 1 << 30), sel_consti(f, 1), NULL));
 	}
 	if (loops)
-		fprintf(loops, "function %s(args[%d]) on %s, %d lanes, workspace %lld bytes\n", codegen_entry, p->nargs, t->name,
+		fprintf(loops, "function %s(args[%d]) on %s, %d lanes, workspace %lld bytes\n", entry, p->nargs, t->name,
 			c.lanes, (long long)p->workspace_bytes);
 	for (int i = 0; i < g->nnodes && c.ok; i++) {
 		const Node *n = g->nodes[i];
 		if (n->op == OP_CONSTANT || c.fused[i])
 			continue;
-		for (int v = 0; v < nbuf; v++)
-			c.base[v] = -1;
+		if (plan->alias[n->out[0]->id] != n->out[0]->id) {
+			if (loops)
+				fprintf(loops, "view: %s = %s of %s (no kernel)\n", n->out[0]->name, op_info[n->op].name,
+					g->values[plan->alias[n->out[0]->id]]->name);
+			continue;
+		}
+		bases_reset(&c);
 		c.node = n;
+		c.pos = i;
+		/* the extras of the kernels before that are done */
+		int kept = 0;
+		for (int k = 0; k < c.nextra; k++)
+			if (c.extra[k].until >= i)
+				c.extra[kept++] = c.extra[k];
+		c.nextra = kept;
 		f->lmul = choose_lmul(&c, n);
 		if (c.scalable) /* the kernel's vector type, also for its vector code outside strips */
 			sel_assign(f, mfunc_vreg(f, c.icls), sel_op(f, SEL_SETVL, sel_consti(f, 1 << 30), sel_consti(f, f->lmul), NULL));
@@ -3102,10 +3213,10 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 		}
 		int slot = g->nvalues + g->nnodes + i;
 		c.buf[slot] = (Buf){BUF_ARG, first_out + i, NULL, 0, shape_numel(&v->type.shape), es};
-		for (int k = 0; k < nbuf; k++)
-			c.base[k] = -1;
+		bases_reset(&c);
 		static const Node no_node;
 		c.node = v->def ? v->def : &no_node;
+		c.pos = g->nnodes;
 		base_of(&c, v->id);
 		base_of(&c, slot);
 		int64_t str[MAX_RANK];
@@ -3121,37 +3232,66 @@ Program *codegen(const Graph *g, const Target *t, FILE *loops, Diag *d)
 	sel_effect(f, sel_op(f, SEL_RET, NULL, NULL, NULL));
 	free(c.buf);
 	free(c.base);
+	free(c.based);
 	free(c.fused);
-	struct timespec t1, t2, t3;
+	free(c.moved);
+	free(c.viewed);
+	free(c.extra);
+	memplan_free(own); /* (nothing keeps the plan) */
+	struct timespec t1;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	p->seconds[0] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	p->rss_kib[0] = ru.ru_maxrss;
-	if (c.ok && codegen_print_after[0])
-		mfunc_dump_trees(codegen_print_after[0], f);
-	if (!c.ok || !isel_function(f, d) || !mfunc_verify(f, false, d)) {
+	if (!c.ok) {
 		program_free(p);
 		return NULL;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t2);
-	p->seconds[1] = (double)(t2.tv_sec - t1.tv_sec) + 1e-9 * (double)(t2.tv_nsec - t1.tv_nsec);
+	return p;
+}
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+bool codegen_select(Program *p, Diag *d)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	bool ok = isel_function(p->f, d) && mfunc_verify(p->f, false, d);
+	p->seconds[1] = since(&t0);
+	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	p->rss_kib[1] = ru.ru_maxrss;
-	if (codegen_print_after[1])
-		mfunc_dump(codegen_print_after[1], f);
-	if (!regalloc_function(f, d) || !mfunc_verify(f, true, d)) {
+	return ok;
+}
+
+bool codegen_allocate(Program *p, Diag *d)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	bool ok = regalloc_function(p->f, d) && mfunc_verify(p->f, true, d);
+	p->seconds[2] = since(&t0);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	p->rss_kib[2] = ru.ru_maxrss;
+	p->spill_slots = 0;
+	for (int v = 0; v < p->f->nvregs; v++)
+		p->spill_slots += p->f->vregs[v].slot >= 0;
+	return ok;
+}
+
+Program *codegen(const Graph *g, const Target *t, const MemPlan *plan, FILE *loops, Diag *d)
+{
+	Program *p = codegen_lower(g, t, plan, "gdcc_entry", loops, d);
+	if (p && (!codegen_select(p, d) || !codegen_allocate(p, d))) {
 		program_free(p);
 		return NULL;
 	}
-	if (codegen_print_after[2])
-		mfunc_dump(codegen_print_after[2], f);
-	clock_gettime(CLOCK_MONOTONIC, &t3);
-	p->seconds[2] = (double)(t3.tv_sec - t2.tv_sec) + 1e-9 * (double)(t3.tv_nsec - t2.tv_nsec);
-	getrusage(RUSAGE_SELF, &ru);
-	p->rss_kib[2] = ru.ru_maxrss;
-	for (int v = 0; v < f->nvregs; v++)
-		p->spill_slots += f->vregs[v].slot >= 0;
 	return p;
 }
 
@@ -3164,6 +3304,7 @@ void program_free(Program *p)
 		tensor_free(p->data[i].data);
 	}
 	free(p->data);
+	free(p->text);
 	mfunc_free(p->f);
 	free(p);
 }

@@ -25,6 +25,8 @@
 
 #include "config.h"
 #include "codegen.h"
+#include "compile.h"
+#include "driver.h"
 #include "frontend.h"
 #include "gdcc_limits.h"
 #include "interp.h"
@@ -34,15 +36,16 @@
 #include "onnx.h"
 #include "ops.h"
 #include "npusim.h"
+#include "pipeline.h"
 #include "place.h"
 #include "printer.h"
 #include "reduce.h"
 #include "rng.h"
+#include "run.h"
 #include "target.h"
 #include "util.h"
 #include "verify.h"
 
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_RUN = 3, EXIT_MISMATCH = 4 };
 
 static void usage(FILE *out)
 {
@@ -69,7 +72,15 @@ static void usage(FILE *out)
 	      "      --param NAME=VALUE  override a parameter of the -t target's .md (e.g.\n"
 	      "                       array_rows=32); also for run\n"
 	      "      --report=FILE    with -S (or run -t): the compilation report as JSON\n"
-	      "      --print-after=PASS  dump to stderr after lower (trees), select or allocate\n"
+	      "  -O0, -O1, -O2        optimization: -O0 none, -O1 the graph rewrites that keep\n"
+	      "                       results bit for bit and memory reuse, -O2 (default) also\n"
+	      "                       batchnorm folding and fusion grouping (also for run)\n"
+	      "      --print-after=PASS  dump to stderr after PASS (graph passes: model.ir;\n"
+	      "                       legalize, plan-memory, lower, select, allocate, emit:\n"
+	      "                       their own dumps); 'all': after every pass\n"
+	      "      --disable-pass=NAME  skip a graph pass (plan-memory: one slot per value)\n"
+	      "      --verify-each    verify the IR after every pass (on in checking builds)\n"
+	      "      --list-passes    list the pipeline's passes in order\n"
 	      "      --list-ops       list the op table: operands, results, attributes\n"
 	      "      --list-targets   list the targets this build knows\n"
 	      "      --print-legality print the -t target's legality table (no model needed)\n"
@@ -112,20 +123,6 @@ static void usage(FILE *out)
  * argument), and a control character or a byte that is not part of
  * well-formed UTF-8 is written as \xHH, so no input garbles the terminal. */
 
-/* "gdcc: error: MESSAGE" on stderr, escaped. */
-static void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void errorf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *m = xvasprintf(fmt, ap);
-	va_end(ap);
-	char *line = xasprintf("gdcc: error: %s\n", m);
-	fput_escaped(stderr, line, strlen(line));
-	free(line);
-	free(m);
-}
-
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
 {
@@ -139,12 +136,68 @@ static int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* The option getopt_long just rejected: a short one by its letter (in
+ * "-SX" or "-X value" argv[optind - 1] is not it), a long one as written. */
+static const char *rejected_option(char **argv)
+{
+	static char shortopt[3];
+	if (optopt > 0 && optopt < 0x80) {
+		shortopt[0] = '-';
+		shortopt[1] = (char)optopt;
+		return shortopt;
+	}
+	return argv[optind - 1];
+}
+
 /* Print a sink's messages (diag_print escapes what they quote). */
 static void print_diags(Diag *d)
 {
 	diag_print(d, stderr);
 }
 
+
+/* ---- the pass manager's options ---------------------------------------------------
+ * -O0/-O1/-O2, --print-after=PASS, --disable-pass=NAME, --verify-each: the
+ * same for -S and run. */
+enum { OPT_VERIFY_EACH = 0x180, OPT_DISABLE_PASS, OPT_LIST_PASSES, OPT_ONNX_TEST };
+#define PASS_OPTIONS \
+	{"print-after", required_argument, NULL, 'A'}, \
+	{"verify-each", no_argument, NULL, OPT_VERIFY_EACH}, \
+	{"disable-pass", required_argument, NULL, OPT_DISABLE_PASS}, \
+	{"list-passes", no_argument, NULL, OPT_LIST_PASSES}
+
+/* A pass option (c one of 'O', 'A', OPT_*): 0, or EXIT_USAGE after the
+ * message; -1 when c is not one. */
+static int pass_option(Options *o, int c, const char *arg)
+{
+	char *err;
+	switch (c) {
+	case 'O':
+		if (strcmp(arg, "0") != 0 && strcmp(arg, "1") != 0 && strcmp(arg, "2") != 0)
+			return usage_error("-O%s: the optimization levels are -O0, -O1 and -O2", arg);
+		o->opt_level = arg[0] - '0';
+		return 0;
+	case 'A':
+	case OPT_DISABLE_PASS:
+		if ((err = pipeline_unknown_pass(arg, c == 'A'))) {
+			usage_error("%s%s: %s", c == 'A' ? "--print-after=" : "--disable-pass=", arg, err);
+			free(err);
+			return EXIT_USAGE;
+		}
+		if (c == 'A' && strcmp(arg, "all") == 0) {
+			o->print_all = true;
+		} else if (c == 'A') {
+			o->print_after = xrealloc(o->print_after, (size_t)(o->nprint_after + 1) * sizeof *o->print_after);
+			o->print_after[o->nprint_after++] = arg;
+		} else {
+			o->disabled = xrealloc(o->disabled, (size_t)(o->ndisabled + 1) * sizeof *o->disabled);
+			o->disabled[o->ndisabled++] = arg;
+		}
+		return 0;
+	case OPT_VERIFY_EACH: o->verify_each = true; return 0;
+	default: return -1;
+	}
+}
 
 /* ---- resource limits ----------------------------------------------------------
  * --max-tensor-bytes and --max-workspace-bytes (gdcc_limits.h: checked by the
@@ -220,18 +273,10 @@ static void list_ops(void)
 	}
 }
 
-static double front_seconds[2]; /* parse+verify, legality: for --report */
 static const char *onnx_specialize_dir; /* run --onnx-test: integer inputs become constants */
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- reading inputs ------------------------------------------------------------ */
-static Loc model_loc; /* the model's graph, for messages about the whole program */
 
 /* Open a file that is read whole (`what`: "model", "input"): a directory,
  * or a regular file above --max-model-bytes, is an error; so is a file that
@@ -344,18 +389,18 @@ static Tensor *read_npy(const char *path, Diag *d)
 }
 
 /* Check the model; NULL after reporting the errors into d. */
-static Graph *load_and_verify(const char *path, Diag *d)
+static Graph *load_and_verify(const char *path, Options *o, Diag *d)
 {
-	double t0 = now();
-	model_loc = loc_at(path, 0, 0);
+	double t0 = now_seconds();
+	o->model_loc = loc_at(path, 0, 0);
 	Graph *g = read_model(path, d);
 	if (g)
-		model_loc = g->loc;
+		o->model_loc = g->loc;
 	if (g && !graph_verify(g, d)) {
 		graph_free(g);
 		g = NULL;
 	}
-	front_seconds[0] = now() - t0;
+	o->front_seconds[0] = now_seconds() - t0;
 	return g;
 }
 
@@ -366,483 +411,8 @@ static int finish(Diag *d, int status)
 	return status;
 }
 
-/* ---- output files ----------------------------------------------------------------
- * Every file a command writes (-o, the .s.json manifest, .host.s, --report,
- * run's .npy outputs, import's weights) is staged, and all of them are
- * committed together when the command succeeds (main: outputs_commit), or
- * all removed when it fails (outputs_abort): a command writes all of its
- * outputs or none.  By what the path names:
- *  - nothing, or a regular file: a temporary file beside it (PATH.tmpPID),
- *    renamed over it at commit (a file it replaces keeps its mode);
- *  - a symlink: its target (followed to the end, also when that does not
- *    exist yet) is written as above, and the link stays a link;
- *  - an existing file that is not a regular one (a device such as /dev/null
- *    or /dev/full, a FIFO, a terminal): staged in $TMPDIR, then written into
- *    it at commit, opened for writing but neither created nor truncated
- *    (what gcc -o /dev/null does);
- *  - standard output (no -o, or -o -): staged in memory, written at commit;
- *  - a directory: an error.
- * Write errors (ENOSPC, EIO) name the path and fail the command (status 3).
- * The temporaries are also removed at exit and on SIGINT, SIGTERM, SIGHUP,
- * SIGPIPE and SIGABRT. */
-typedef void (*Writer)(FILE *out, const void *ctx);
-
-typedef enum { OUT_RENAME, OUT_COPY, OUT_STDOUT, OUT_REMOVE, OUT_RMDIR } OutKind;
-
-typedef struct {
-	OutKind kind;
-	char *path;      /* as given, for messages */
-	char *final;     /* the file written (symlinks resolved, its folder canonical) */
-	char *tmp;       /* the staged file (OUT_RENAME, OUT_COPY) */
-	char *mem;       /* OUT_STDOUT: the text */
-	size_t memlen;
-	bool keep_mode;  /* OUT_RENAME over an existing file: give the new one its mode */
-	mode_t mode;
-	bool done;       /* committed */
-} Output;
-
-static Output **staged;
-static int nstaged;
-static volatile sig_atomic_t staged_count; /* what the signal handler may walk */
-
-static void remove_temps(void)
-{
-	for (int i = 0; i < staged_count; i++) {
-		Output *o = staged[i];
-		if (o->tmp && !o->done && o->kind != OUT_RMDIR)
-			unlink(o->tmp);
-	}
-	for (int i = 0; i < staged_count; i++)
-		if (staged[i]->kind == OUT_RMDIR)
-			rmdir(staged[i]->final);
-}
-
-static void on_fatal_signal(int sig)
-{
-	remove_temps();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void staged_push(Output *o)
-{
-	static bool handlers;
-	if (!handlers) {
-		handlers = true;
-		static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGABRT};
-		for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
-			struct sigaction sa;
-			memset(&sa, 0, sizeof sa);
-			sa.sa_handler = on_fatal_signal;
-			sigemptyset(&sa.sa_mask);
-			struct sigaction old;
-			if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-				continue; /* (nohup) */
-			sigaction(sigs[i], &sa, NULL);
-		}
-		atexit(remove_temps);
-	}
-	sigset_t all, old;
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &old);
-	staged = xrealloc(staged, (size_t)(nstaged + 1) * sizeof *staged);
-	staged[nstaged++] = o;
-	staged_count = nstaged;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-}
-
-static void output_free(Output *o)
-{
-	free(o->path);
-	free(o->final);
-	free(o->tmp);
-	free(o->mem);
-	free(o);
-}
-
-static void staged_clear(void)
-{
-	sigset_t all, old;
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &old);
-	for (int i = 0; i < nstaged; i++)
-		output_free(staged[i]);
-	free(staged);
-	staged = NULL;
-	nstaged = 0;
-	staged_count = 0;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-}
-
-/* Remove everything staged, and what a commit already put in place. */
-static void outputs_abort(void)
-{
-	for (int i = 0; i < nstaged; i++) {
-		Output *o = staged[i];
-		if ((o->kind == OUT_RENAME || o->kind == OUT_COPY) && !o->done)
-			unlink(o->tmp);
-		else if (o->kind == OUT_RENAME && o->done)
-			unlink(o->final);
-	}
-	for (int i = 0; i < nstaged; i++)
-		if (staged[i]->kind == OUT_RMDIR)
-			rmdir(staged[i]->final);
-	staged_clear();
-}
-
-/* The folder part and the last component of a path ("." for none). */
-static void split_path(const char *path, char **dir, char **base)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash) {
-		*dir = xstrdup(".");
-		*base = xstrdup(path);
-	} else {
-		*dir = slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
-		*base = xstrdup(slash + 1);
-	}
-}
-
-/* The file writing `path` writes: symlinks followed (a dangling one to the
- * name it points at), the folder made canonical.  NULL with errno set when
- * that cannot be found. */
-static char *resolve_output(const char *path)
-{
-	char *cur = xstrdup(path);
-	int hops = 0;
-	for (;;) {
-		struct stat st;
-		if (lstat(cur, &st) != 0) {
-			if (errno != ENOENT) {
-				free(cur);
-				return NULL;
-			}
-			break;
-		}
-		if (!S_ISLNK(st.st_mode))
-			break;
-		if (++hops > 40) {
-			free(cur);
-			errno = ELOOP;
-			return NULL;
-		}
-		size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 256;
-		char *target;
-		ssize_t n;
-		for (;;) {
-			target = xmalloc(cap);
-			n = readlink(cur, target, cap);
-			if (n < 0 || (size_t)n < cap)
-				break;
-			free(target);
-			cap *= 2;
-		}
-		if (n < 0) {
-			int e = errno;
-			free(target);
-			free(cur);
-			errno = e;
-			return NULL;
-		}
-		target[n] = 0;
-		char *next;
-		if (target[0] == '/') {
-			next = target;
-		} else {
-			char *dir, *base;
-			split_path(cur, &dir, &base);
-			next = xasprintf("%s/%s", dir, target);
-			free(dir);
-			free(base);
-			free(target);
-		}
-		free(cur);
-		cur = next;
-	}
-	char *dir, *base;
-	split_path(cur, &dir, &base);
-	free(cur);
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-		free(dir);
-		free(base);
-		errno = EISDIR;
-		return NULL;
-	}
-	char *canon = realpath(dir, NULL);
-	int e = errno;
-	free(dir);
-	if (!canon) {
-		free(base);
-		errno = e;
-		return NULL;
-	}
-	char *r = xasprintf("%s%s%s", canon, canon[strlen(canon) - 1] == '/' ? "" : "/", base);
-	free(canon);
-	free(base);
-	return r;
-}
-
-/* Stage an output.  stdout_dash: "-" (and NULL) mean standard output.
- * adopt: an already written file to commit as `path` (import's weights,
- * written into a staging folder beside it).  NULL and *rc after the message. */
-static Output *stage(const char *path, bool stdout_dash, const char *adopt, int *rc)
-{
-	Output *o = xcalloc(1, sizeof *o);
-	if (!path || (stdout_dash && strcmp(path, "-") == 0)) {
-		o->kind = OUT_STDOUT;
-		o->path = xstrdup("standard output");
-		staged_push(o);
-		return o;
-	}
-	o->path = xstrdup(path);
-	o->final = resolve_output(path);
-	struct stat st;
-	if (!o->final) {
-		errorf("cannot create '%s': %s", path, strerror(errno));
-		goto fail;
-	}
-	if (lstat(o->final, &st) != 0) {
-		if (errno != ENOENT) {
-			errorf("cannot create '%s': %s", path, strerror(errno));
-			goto fail;
-		}
-		o->kind = OUT_RENAME;
-	} else if (S_ISDIR(st.st_mode)) {
-		errorf("cannot write '%s': %s", path, strerror(EISDIR));
-		goto fail;
-	} else if (S_ISREG(st.st_mode)) {
-		o->kind = OUT_RENAME;
-		o->keep_mode = true;
-		o->mode = st.st_mode & 07777;
-	} else {
-		o->kind = OUT_COPY;
-	}
-	for (int i = 0; i < nstaged; i++) {
-		const Output *p = staged[i];
-		if (p->kind == OUT_RENAME && o->kind == OUT_RENAME && strcmp(p->final, o->final) == 0) {
-			if (strcmp(p->path, path) == 0)
-				errorf("'%s' is named for two outputs", path);
-			else
-				errorf("'%s' and '%s' name the same file, for two outputs", p->path, path);
-			output_free(o);
-			*rc = EXIT_USAGE;
-			return NULL;
-		}
-	}
-	if (adopt) {
-		o->tmp = xstrdup(adopt);
-		staged_push(o);
-		return o;
-	}
-	if (o->kind == OUT_COPY) {
-		const char *td = getenv("TMPDIR");
-		o->tmp = xasprintf("%s/gdcc-out-XXXXXX", td && *td ? td : "/tmp");
-		int fd = mkstemp(o->tmp);
-		if (fd < 0) {
-			errorf("cannot create a temporary file for '%s' (%s): %s", path, o->tmp, strerror(errno));
-			goto fail;
-		}
-		close(fd);
-	} else {
-		for (int k = 0;; k++) {
-			o->tmp = k ? xasprintf("%s.tmp%ld.%d", o->final, (long)getpid(), k)
-				   : xasprintf("%s.tmp%ld", o->final, (long)getpid());
-			int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-			if (fd >= 0) {
-				close(fd);
-				break;
-			}
-			if (errno != EEXIST || k == 100) {
-				errorf("cannot create '%s': %s", path, strerror(errno));
-				goto fail;
-			}
-			free(o->tmp);
-		}
-	}
-	staged_push(o);
-	return o;
-fail:
-	free(o->tmp);
-	o->tmp = NULL;
-	output_free(o);
-	*rc = EXIT_RUN;
-	return NULL;
-}
-
-/* Stage `path` for a writer that takes a file name (npy_write): the name
- * to write, or NULL and *rc after the message. */
-static const char *stage_file(const char *path, int *rc)
-{
-	Output *o = stage(path, false, NULL, rc);
-	return o ? o->tmp : NULL;
-}
-
-/* At commit, remove `path` if it is a regular file (a stale output). */
-static void stage_remove(const char *path)
-{
-	Output *o = xcalloc(1, sizeof *o);
-	o->kind = OUT_REMOVE;
-	o->path = xstrdup(path);
-	o->final = xstrdup(path);
-	staged_push(o);
-}
-
-/* A staging folder, removed at the end (after its files are committed). */
-static void stage_rmdir(const char *dir)
-{
-	Output *o = xcalloc(1, sizeof *o);
-	o->kind = OUT_RMDIR;
-	o->path = xstrdup(dir);
-	o->final = xstrdup(dir);
-	staged_push(o);
-}
-
-/* Write through fn into the staged file for `path` (no path, or "-":
- * standard output).  0, or an exit status after the message. */
-static int write_output(const char *path, Writer fn, const void *ctx)
-{
-	int rc = 0;
-	Output *o = stage(path, true, NULL, &rc);
-	if (!o)
-		return rc;
-	FILE *f = o->kind == OUT_STDOUT ? open_memstream(&o->mem, &o->memlen) : fopen(o->tmp, "wb");
-	if (!f) {
-		errorf("cannot create '%s': %s", o->kind == OUT_STDOUT ? "standard output" : path, strerror(errno));
-		return EXIT_RUN;
-	}
-	fn(f, ctx);
-	int e = 0;
-	if (ferror(f))
-		e = errno ? errno : EIO;
-	if (fclose(f) != 0 && !e)
-		e = errno;
-	if (e) {
-		errorf("cannot write '%s': %s", o->path, strerror(e));
-		return EXIT_RUN;
-	}
-	return 0;
-}
-
-/* Does -o name a file that can have others beside it (the .s.json
- * manifest, the .host.s)?  Not standard output, nor a device or FIFO
- * (gdcc -S -o /dev/null writes nothing else). */
-static bool names_a_file(const char *out)
-{
-	struct stat st;
-	if (!out || strcmp(out, "-") == 0)
-		return false;
-	return stat(out, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode);
-}
-
-/* Copy a staged file into an existing non-regular file. */
-static bool copy_into(const char *from, const char *to, int *err)
-{
-	int in = open(from, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		*err = errno;
-		return false;
-	}
-	int out = open(to, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-	if (out < 0) {
-		*err = errno;
-		close(in);
-		return false;
-	}
-	char buf[1 << 16];
-	bool ok = true;
-	for (;;) {
-		ssize_t n = read(in, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n < 0) {
-				*err = errno;
-				ok = false;
-			}
-			break;
-		}
-		for (ssize_t w = 0; ok && w < n;) {
-			ssize_t k = write(out, buf + w, (size_t)(n - w));
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0) {
-				*err = k < 0 ? errno : EIO;
-				ok = false;
-			} else {
-				w += k;
-			}
-		}
-		if (!ok)
-			break;
-	}
-	close(in);
-	if (close(out) != 0 && ok) {
-		*err = errno;
-		ok = false;
-	}
-	return ok;
-}
-
-/* Put every staged output in place: standard output first, then the
- * devices and FIFOs, then the renames.  0, or EXIT_RUN after the message
- * with nothing left behind. */
-static int outputs_commit(void)
-{
-	int rc = 0;
-	for (int i = 0; rc == 0 && i < nstaged; i++) {
-		Output *o = staged[i];
-		if (o->kind != OUT_STDOUT)
-			continue;
-		if ((o->memlen && fwrite(o->mem, 1, o->memlen, stdout) != o->memlen) || fflush(stdout) != 0) {
-			errorf("cannot write to standard output: %s", strerror(errno));
-			rc = EXIT_RUN;
-		}
-		o->done = true;
-	}
-	for (int i = 0; rc == 0 && i < nstaged; i++) {
-		Output *o = staged[i];
-		int e = 0;
-		if (o->kind != OUT_COPY)
-			continue;
-		if (!copy_into(o->tmp, o->final, &e)) {
-			errorf("cannot write '%s': %s", o->path, strerror(e));
-			rc = EXIT_RUN;
-		}
-		unlink(o->tmp);
-		o->done = true;
-	}
-	for (int i = 0; rc == 0 && i < nstaged; i++) {
-		Output *o = staged[i];
-		if (o->kind != OUT_RENAME)
-			continue;
-		if (o->keep_mode)
-			chmod(o->tmp, o->mode);
-		if (rename(o->tmp, o->final) != 0) {
-			errorf("cannot write '%s': %s", o->path, strerror(errno));
-			rc = EXIT_RUN;
-		} else {
-			o->done = true;
-		}
-	}
-	if (rc) {
-		outputs_abort();
-		return rc;
-	}
-	for (int i = 0; i < nstaged; i++) {
-		Output *o = staged[i];
-		struct stat st;
-		if (o->kind == OUT_REMOVE && lstat(o->final, &st) == 0 && S_ISREG(st.st_mode))
-			unlink(o->final);
-	}
-	for (int i = 0; i < nstaged; i++)
-		if (staged[i]->kind == OUT_RMDIR)
-			rmdir(staged[i]->final);
-	staged_clear();
-	return 0;
-}
 
 static void write_ir(FILE *out, const void *g) { print_graph(out, g); }
-static void fputs_writer(FILE *out, const void *text) { fputs(text ? text : "", out); }
 
 typedef struct {
 	const Target *t;
@@ -869,60 +439,26 @@ static void write_decisions(FILE *out, const void *ctx)
 	diag_free(&d);
 }
 
-typedef struct {
-	const Program *p;
-	uint64_t hash;
-} ProgramJob;
-
-static void write_asm(FILE *out, const void *ctx) { program_emit(out, ((const ProgramJob *)ctx)->p); }
-static void write_manifest(FILE *out, const void *ctx)
-{
-	const ProgramJob *j = ctx;
-	program_manifest(out, j->p, j->hash);
-}
-static void write_mir(FILE *out, const void *ctx) { mfunc_dump(out, ((const ProgramJob *)ctx)->p->f); }
-
-/* The content hash of a compilation: the model as printed (its meaning,
- * not its formatting), the target's .md, and the compiler's version. */
-static uint64_t content_hash(const Graph *g, const Target *t)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	print_graph(f, g);
-	fprintf(f, "%016llx gdcc %s", (unsigned long long)t->md_hash, PACKAGE_VERSION);
-	fclose(f);
-	uint64_t h = XXH3_64bits(buf, len);
-	free(buf);
-	return h;
-}
-
-static const char *report_path; /* --report=FILE */
-static const char *host_name;   /* --host=TARGET */
 /* --param NAME=VALUE: the target's .md params overridden (compile and run) */
-static const char **param_settings;
-static int nparam_settings;
-static Target *param_target;
-
-static int add_param_setting(const char *arg)
+static int add_param_setting(Options *o, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq || eq == arg)
 		return 0;
-	param_settings = xrealloc(param_settings, (size_t)(nparam_settings + 1) * sizeof *param_settings);
-	param_settings[nparam_settings++] = arg;
+	o->param_settings = xrealloc(o->param_settings, (size_t)(o->nparam_settings + 1) * sizeof *o->param_settings);
+	o->param_settings[o->nparam_settings++] = arg;
 	return 1;
 }
 
 /* t with the --param overrides, or t; NULL after the message (a bad
  * command line: a param the target does not have, a bad value). */
-static const Target *with_params(const Target *t)
+static const Target *with_params(Options *o, const Target *t)
 {
-	if (!t || !nparam_settings)
+	if (!t || !o->nparam_settings)
 		return t;
-	for (int i = 0; i < nparam_settings; i++) {
-		const char *eq = strchr(param_settings[i], '=');
-		char *name = xstrndup(param_settings[i], (size_t)(eq - param_settings[i]));
+	for (int i = 0; i < o->nparam_settings; i++) {
+		const char *eq = strchr(o->param_settings[i], '=');
+		char *name = xstrndup(o->param_settings[i], (size_t)(eq - o->param_settings[i]));
 		bool known = target_param(t, name) != NULL;
 		if (!known) {
 			char *list = xstrdup("");
@@ -931,7 +467,7 @@ static const Target *with_params(const Target *t)
 				free(list);
 				list = l;
 			}
-			usage_error("--param %s: target '%s' has no param '%s' (%s%s)", param_settings[i], t->name, name,
+			usage_error("--param %s: target '%s' has no param '%s' (%s%s)", o->param_settings[i], t->name, name,
 				    t->nparams ? "its params: " : "it has none", list);
 			free(list);
 			free(name);
@@ -941,233 +477,15 @@ static const Target *with_params(const Target *t)
 	}
 	Diag d;
 	diag_init(&d);
-	param_target = target_with_params(t, nparam_settings, param_settings, &d);
+	Target *pt = target_with_params(t, o->nparam_settings, o->param_settings, &d);
+	o->param_target = pt;
 	/* (the simulator's library names itself in these: gdcc says them) */
 	for (int i = 0; i < d.n; i++)
 		if (d.entries[i].loc.file && strcmp(d.entries[i].loc.file, "npusim") == 0)
 			d.entries[i].loc.file = NULL;
 	print_diags(&d);
 	diag_free(&d);
-	return param_target;
-}
-static const char *placed_emit; /* --emit=placement|loops|mir of a placed model, or NULL (-S) */
-
-/* A placed model's report gathers one report per segment and the
- * simulator's statistics of each device run. */
-static bool collect_reports;
-static char **collected, **sim_stats;
-static int ncollected, nsim_stats;
-static void collected_add(char *text)
-{
-	collected = xrealloc(collected, (size_t)(ncollected + 1) * sizeof *collected);
-	collected[ncollected++] = text;
-}
-static void collected_free(void)
-{
-	for (int i = 0; i < ncollected; i++)
-		free(collected[i]);
-	for (int i = 0; i < nsim_stats; i++)
-		free(sim_stats[i]);
-	free(collected);
-	free(sim_stats);
-	collected = sim_stats = NULL;
-	ncollected = nsim_stats = 0;
-}
-
-static void write_report(FILE *out, const void *ctx)
-{
-	const ProgramJob *j = ctx;
-	program_report(out, j->p, j->hash, front_seconds);
-}
-
-/* Why the last compile() returned NULL: EXIT_INPUT (the model), or EXIT_RUN
- * (its report could not be written). */
-static int compile_status = EXIT_INPUT;
-
-static Program *compile(const Graph *g, const Target *t, FILE *loops, Diag *d)
-{
-	compile_status = EXIT_INPUT;
-	double t0 = now();
-	bool ok = legality_check(g, t, d, NULL);
-	front_seconds[1] = now() - t0;
-	if (!ok)
-		return NULL;
-	Program *p = codegen(g, t, loops, d);
-	if (p && (p->workspace_bytes < 0 || (uint64_t)p->workspace_bytes > limits()->max_workspace_bytes)) {
-		char *w = bytes_str((uint64_t)p->workspace_bytes, NULL),
-		     *l = bytes_str(limits()->max_workspace_bytes, "--max-workspace-bytes");
-		if (p->workspace_bytes < 0)
-			diag_error(d, model_loc, "the program compiled for %s needs a workspace larger than 2^63 bytes",
-				   t->name);
-		else
-			diag_error(d, model_loc,
-				   "the program compiled for %s needs a workspace of %s, above the limit of %s",
-				   t->name, w, l);
-		free(w);
-		free(l);
-		program_free(p);
-		return NULL;
-	}
-	if (p && collect_reports) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&buf, &len);
-		program_report(m, p, content_hash(g, t), front_seconds);
-		fclose(m);
-		collected_add(buf);
-	} else if (p && report_path) {
-		ProgramJob job = {p, content_hash(g, t)};
-		int wrc = write_output(report_path, write_report, &job);
-		if (wrc != 0) {
-			compile_status = wrc;
-			program_free(p);
-			return NULL;
-		}
-	}
-	return p;
-}
-
-typedef struct {
-	const Placement *pl;
-	uint64_t hash;
-} PlacedJob;
-
-/* The report of a placed model: the placement, each segment's program
- * report, and the simulator's statistics of each device segment run. */
-static void write_placed_report(FILE *o, const void *ctx)
-{
-	const PlacedJob *j = ctx;
-	fprintf(o, "{\n  \"schema\": \"gdcc.report\",\n  \"schema_version\": 1,\n  \"generator\": \"gdcc %s\",\n",
-		PACKAGE_VERSION);
-	fprintf(o, "  \"model\": \"%s\",\n  \"target\": \"%s\",\n  \"content_hash\": \"%016llx\",\n  \"placement\": ",
-		j->pl->g->name, j->pl->device->name, (unsigned long long)j->hash);
-	placement_json(o, j->pl, "  ");
-	fputs(",\n  \"segments\": [", o);
-	for (int i = 0; i < ncollected; i++)
-		fprintf(o, "%s\n%s", i ? "," : "", collected[i]);
-	fputs("],\n  \"simulator\": [", o);
-	for (int i = 0; i < nsim_stats; i++)
-		fprintf(o, "%s\n%s", i ? "," : "", sim_stats[i]);
-	fputs("]\n}\n", o);
-}
-
-static void write_placement(FILE *out, const void *ctx) { placement_print(out, ctx); }
-
-typedef struct {
-	const Placement *pl;
-	Program **progs;
-	uint64_t hash;
-	bool host_part;   /* the host's segments, else the device's */
-} PlacedAsmJob;
-
-static void write_placed_asm(FILE *o, const void *ctx)
-{
-	const PlacedAsmJob *j = ctx;
-	fprintf(o, "# %s part of %s placed on %s with host %s: segments run in order, values passed as listed in the manifest\n",
-		j->host_part ? "host" : "device", j->pl->g->name, j->pl->device->name, j->pl->host->name);
-	for (int k = 0; k < j->pl->nsegs; k++)
-		if (j->pl->segs[k].host == j->host_part)
-			program_emit(o, j->progs[k]);
-}
-
-static void write_placed_manifest(FILE *o, const void *ctx)
-{
-	const PlacedAsmJob *j = ctx;
-	fprintf(o, "{\n  \"schema\": \"gdcc.manifest\",\n  \"schema_version\": 1,\n  \"generator\": \"gdcc %s\",\n",
-		PACKAGE_VERSION);
-	fprintf(o, "  \"target\": \"%s\",\n  \"host\": \"%s\",\n  \"model\": \"%s\",\n  \"content_hash\": \"%016llx\",\n",
-		j->pl->device->name, j->pl->host->name, j->pl->g->name, (unsigned long long)j->hash);
-	fputs("  \"placement\": ", o);
-	placement_json(o, j->pl, "  ");
-	fputs(",\n  \"programs\": [", o);
-	for (int k = 0; k < j->pl->nsegs; k++) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&buf, &len);
-		program_manifest(m, j->progs[k], j->hash);
-		fclose(m);
-		fprintf(o, "%s\n%s", k ? "," : "", buf);
-		free(buf);
-	}
-	fputs("]\n}\n", o);
-}
-
-/* -S (or --emit=placement) of a model placed on a target and its host:
- * OUT gets the device's segments, OUT without .s plus .host.s the host's,
- * OUT.json the manifest (placement, transfers, each segment's arguments). */
-static int compile_placed(const Graph *g, const Target *t, const Target *host, const char *out, Diag *d)
-{
-	Placement *pl = place_graph(g, t, host, d);
-	if (!pl)
-		return EXIT_INPUT;
-	int rc = 0;
-	Program **progs = xcalloc((size_t)pl->nsegs, sizeof *progs);
-	char **names = xcalloc((size_t)pl->nsegs, sizeof *names);
-	collect_reports = report_path != NULL;
-	bool loops = placed_emit && strcmp(placed_emit, "loops") == 0, mir = placed_emit && strcmp(placed_emit, "mir") == 0;
-	char *text = NULL;
-	size_t tlen = 0;
-	FILE *ts = loops || mir ? open_memstream(&text, &tlen) : NULL;
-	for (int k = 0; k < pl->nsegs && rc == 0; k++) {
-		names[k] = xasprintf("gdcc_seg%d", k);
-		codegen_entry = names[k];
-		if (ts)
-			fprintf(ts, "# segment %d on %s%s\n", k, pl->segs[k].t->name, pl->segs[k].host ? " (host)" : "");
-		progs[k] = compile(pl->segs[k].g, pl->segs[k].t, loops ? ts : NULL, d);
-		codegen_entry = "gdcc_entry";
-		if (!progs[k])
-			rc = compile_status;
-		else if (mir)
-			mfunc_dump(ts, progs[k]->f);
-	}
-	if (ts)
-		fclose(ts);
-	uint64_t hash = content_hash(g, t);
-	if (rc == 0 && ts) {
-		rc = write_output(out, fputs_writer, text);
-	} else if (rc == 0 && placed_emit) {
-		rc = write_output(out, write_placement, pl);
-	} else if (rc == 0) {
-		bool any_host = false;
-		for (int k = 0; k < pl->nsegs; k++)
-			any_host |= pl->segs[k].host;
-		PlacedAsmJob job = {pl, progs, hash, false};
-		rc = write_output(out, write_placed_asm, &job);
-		if (rc == 0 && names_a_file(out)) {
-			size_t n = strlen(out);
-			char *hpath = n > 2 && strcmp(out + n - 2, ".s") == 0 ? xasprintf("%.*s.host.s", (int)(n - 2), out)
-									    : xasprintf("%s.host.s", out);
-			if (any_host) {
-				job.host_part = true;
-				rc = write_output(hpath, write_placed_asm, &job);
-			} else {
-				stage_remove(hpath); /* (a stale one from an earlier compile) */
-			}
-			free(hpath);
-			char *mpath = xasprintf("%s.json", out);
-			if (rc == 0)
-				rc = write_output(mpath, write_placed_manifest, &job);
-			free(mpath);
-		} else if (rc == 0 && any_host) {
-			job.host_part = true;
-			rc = write_output(out, write_placed_asm, &job);
-		}
-	}
-	if (rc == 0 && report_path) {
-		PlacedJob job = {pl, hash};
-		rc = write_output(report_path, write_placed_report, &job);
-	}
-	collect_reports = false;
-	collected_free();
-	free(text);
-	for (int k = 0; k < pl->nsegs; k++) {
-		program_free(progs[k]);
-		free(names[k]);
-	}
-	free(progs);
-	free(names);
-	placement_free(pl);
-	return rc;
+	return pt;
 }
 
 static void list_targets(void)
@@ -1198,7 +516,7 @@ static int unknown_target(const char *name)
 	return EXIT_USAGE;
 }
 
-static int cmd_check(int argc, char **argv)
+static int check_with(Options *o, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -1209,39 +527,35 @@ static int cmd_check(int argc, char **argv)
 		{"list-targets", no_argument, NULL, 'T'},
 		{"print-legality", no_argument, NULL, 'P'},
 		{"report", required_argument, NULL, 'R'},
-		{"print-after", required_argument, NULL, 'A'},
 		{"host", required_argument, NULL, 'H'},
 		{"param", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		LIMIT_OPTIONS,
+		PASS_OPTIONS,
 		{0},
 	};
 	const char *out = NULL, *emit = NULL, *target_name = NULL, *format = NULL;
 	bool print_legality = false, assemble = false;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:t:hVS", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:t:O::hVS", opts, NULL)) != -1) {
+		int pr = pass_option(o, c, c == 'O' && !optarg ? "1" : optarg);
+		if (pr >= 0) {
+			if (pr > 0)
+				return pr;
+			continue;
+		}
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't': target_name = optarg; break;
 		case 'S': assemble = true; break;
-		case 'R': report_path = optarg; break;
-		case 'H': host_name = optarg; break;
+		case 'R': o->report_path = optarg; break;
+		case 'H': o->host_name = optarg; break;
 		case 'M':
-			if (!add_param_setting(optarg))
+			if (!add_param_setting(o, optarg))
 				return usage_error("--param needs NAME=VALUE, got '%s'", optarg);
 			break;
-		case 'A': {
-			static const char *const passes[] = {"lower", "select", "allocate"};
-			int k = 0;
-			while (k < 3 && strcmp(optarg, passes[k]) != 0)
-				k++;
-			if (k == 3)
-				return usage_error("unknown --print-after pass '%s' (known: lower, select, allocate)", optarg);
-			codegen_print_after[k] = stderr;
-			break;
-		}
 		case 'e':
 			if (strcmp(optarg, "ir") != 0 && strcmp(optarg, "legality") != 0 && strcmp(optarg, "loops") != 0 &&
 			    strcmp(optarg, "mir") != 0 && strcmp(optarg, "placement") != 0)
@@ -1257,19 +571,20 @@ static int cmd_check(int argc, char **argv)
 			break;
 		case 'L': list_ops(); return 0;
 		case 'T': list_targets(); return 0;
+		case OPT_LIST_PASSES: pipeline_list(stdout); return 0;
 		case 'P': print_legality = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("gdcc %s\n", PACKAGE_VERSION); return 0;
 		case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: return usage_error("unknown option '%s'", rejected_option(argv));
 		}
 	}
 	const Target *target = NULL;
 	if (target_name && !(target = target_lookup(target_name)))
 		return unknown_target(target_name);
-	if (nparam_settings && !target)
+	if (o->nparam_settings && !target)
 		return usage_error("--param overrides a target's parameters: give -t TARGET%s", "");
-	if (nparam_settings && !(target = with_params(target)))
+	if (o->nparam_settings && !(target = with_params(o, target)))
 		return EXIT_USAGE;
 	LegalityFormat lf = LEGALITY_JSON;
 	if (format) {
@@ -1302,66 +617,45 @@ static int cmd_check(int argc, char **argv)
 		return usage_error("-S and --emit=%s: choose one", emit);
 	if (((emit && strcmp(emit, "ir") != 0) || assemble) && !target)
 		return usage_error("this output needs a target: -t TARGET (see --list-targets)%s", "");
-	if (report_path && !assemble && !(emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0 ||
+	if ((o->nprint_after || o->print_all) && !assemble && !(emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0)))
+		return usage_error("--print-after shows a compilation's passes: give -S (or --emit=loops or mir)%s", "");
+	if (o->report_path && !assemble && !(emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0 ||
 						 strcmp(emit, "placement") == 0)))
 		return usage_error("--report is the report of a compilation: give -S (or --emit=loops, mir or placement)%s", "");
 	Diag d;
 	diag_init(&d);
-	Graph *g = load_and_verify(argv[optind], &d);
+	Graph *g = load_and_verify(argv[optind], o, &d);
 	if (!g)
 		return finish(&d, EXIT_INPUT);
 	int rc = 0;
-	const Target *host = target ? place_host(target, host_name, &d) : NULL;
+	const Target *host = target ? place_host(target, o->host_name, &d) : NULL;
 	if (diag_has_errors(&d)) {
 		graph_free(g);
 		return finish(&d, EXIT_USAGE);
 	}
-	if (host && (assemble || (emit && (strcmp(emit, "placement") == 0 || strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0)))) {
-		placed_emit = emit;
-		rc = compile_placed(g, target, host, out, &d);
-		graph_free(g);
-		return finish(&d, rc);
-	}
-	if (emit && strcmp(emit, "placement") == 0) {
+	bool compiles = assemble || (emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0));
+	if (compiles || (host && emit && strcmp(emit, "placement") == 0)) {
+		/* the pass manager: the graph passes on the whole model, then the
+		 * target stages, on the target alone or on each placed segment */
+		Session s;
+		session_init(&s, o);
+		if (!compile_graph(&s, g, &d))
+			rc = EXIT_INPUT;
+		else if (host)
+			rc = compile_placed(&s, g, target, host, emit, out, &d);
+		else
+			rc = compile_to_file(&s, g, target, emit, out, &d);
+		session_free(&s);
+	} else if (emit && strcmp(emit, "placement") == 0) {
 		/* no host: everything runs on the target (or is an error) */
 		Placement *pl = place_graph(g, target, NULL, &d);
 		rc = pl ? write_output(out, write_placement, pl) : EXIT_INPUT;
 		placement_free(pl);
-		graph_free(g);
-		return finish(&d, rc);
-	}
-	if (assemble || (emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0))) {
-		bool loops = emit && strcmp(emit, "loops") == 0;
-		char *lbuf = NULL;
-		size_t llen = 0;
-		FILE *lstream = loops ? open_memstream(&lbuf, &llen) : NULL;
-		Program *p = compile(g, target, lstream, &d);
-		if (lstream)
-			fclose(lstream);
-		if (!p) {
-			rc = compile_status;
-		} else {
-			ProgramJob job = {p, content_hash(g, target)};
-			if (assemble) {
-				rc = write_output(out, write_asm, &job);
-				if (rc == 0 && names_a_file(out)) {
-					char *mpath = xasprintf("%s.json", out);
-					rc = write_output(mpath, write_manifest, &job);
-					free(mpath);
-				}
-			} else if (loops) {
-				rc = write_output(out, fputs_writer, lbuf);
-			} else {
-				rc = write_output(out, write_mir, &job);
-			}
-			program_free(p);
-		}
-		free(lbuf);
-	} else if (target && !legality_check(g, target, &d, NULL))
+	} else if (target && !legality_check(g, target, &d, NULL)) {
 		rc = EXIT_INPUT;
-	else if (emit && strcmp(emit, "ir") == 0)
+	} else if (emit && strcmp(emit, "ir") == 0) {
 		rc = write_output(out, write_ir, g);
-	else if (emit) {
+	} else if (emit) {
 		DecisionJob job = {g, target};
 		rc = write_output(out, write_decisions, &job);
 	}
@@ -1369,349 +663,15 @@ static int cmd_check(int argc, char **argv)
 	return finish(&d, rc);
 }
 
-/* ---- running compiled code -------------------------------------------------- */
-/* The NPU simulator: $GDCC_NPUSIM, the build tree's, or the installed one. */
-static const char *npusim_path(void)
+static int cmd_check(int argc, char **argv)
 {
-	const char *env = getenv("GDCC_NPUSIM");
-	if (env && *env)
-		return env;
-#ifdef GDCC_NPUSIM_BUILD
-	struct stat st;
-	if (stat(GDCC_NPUSIM_BUILD, &st) == 0)
-		return GDCC_NPUSIM_BUILD;
-#endif
-	return GDCC_BINDIR "/npusim";
-}
-
-/* A target's command template with {name} replaced (values shell-quoted). */
-/* A word for sh: in single quotes, each ' as '\'' */
-static char *shell_quote(const char *v)
-{
-	size_t n = 3;
-	for (const char *q = v; *q; q++)
-		n += *q == '\'' ? 4 : 1;
-	char *r = xmalloc(n), *o = r;
-	*o++ = '\'';
-	for (const char *q = v; *q; q++) {
-		if (*q == '\'') {
-			memcpy(o, "'\\''", 4);
-			o += 4;
-		} else {
-			*o++ = *q;
-		}
-	}
-	*o++ = '\'';
-	*o = 0;
-	return r;
-}
-
-static char *fill_command(const char *tmpl, const char *const *keys, const char *const *vals, int n)
-{
-	size_t cap = 256, len = 0;
-	char *out = xmalloc(cap);
-	for (const char *s = tmpl; *s;) {
-		const char *piece = s;
-		size_t plen = 1;
-		char *quoted = NULL;
-		if (*s == '{') {
-			for (int i = 0; i < n; i++) {
-				size_t kl = strlen(keys[i]);
-				if (strncmp(s + 1, keys[i], kl) == 0 && s[1 + kl] == '}') {
-					piece = quoted = shell_quote(vals[i]);
-					plen = strlen(quoted);
-					s += kl + 1;
-					break;
-				}
-			}
-		}
-		s++;
-		if (len + plen + 1 > cap)
-			out = xrealloc(out, cap = 2 * (len + plen + 1));
-		memcpy(out + len, piece, plen);
-		len += plen;
-		free(quoted);
-	}
-	out[len] = 0;
-	return out;
-}
-
-static const char *runtime_dir(void)
-{
-	const char *env = getenv("GDCC_RUNTIME_DIR");
-	if (env && *env)
-		return env;
-	struct stat st;
-	if (stat(GDCC_RUNTIME_BUILD, &st) == 0)
-		return GDCC_RUNTIME_BUILD;
-	return GDCC_RUNTIME_DIR;
-}
-
-static bool write_raw(const char *path, const Tensor *t)
-{
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return false;
-	size_t n = tensor_bytes(t);
-	bool ok = (n == 0 || fwrite(t->data, 1, n, f) == n);
-	return (fclose(f) == 0) && ok;
-}
-
-static bool read_raw(const char *path, Tensor *t)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return false;
-	size_t n = tensor_bytes(t);
-	bool ok = (n == 0 || fread(t->data, 1, n, f) == n);
-	fclose(f);
-	return ok;
-}
-
-/* Compile g for t, link it with the run harness, run it on inputs; fills
- * outputs.  Returns 0 or an exit status, after reporting into d. */
-static const char *run_vlen; /* run --vlen N: the vector length a scalable target runs at */
-
-static int run_on_target(const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d)
-{
-	Program *p = compile(g, t, NULL, d);
-	if (!p)
-		return compile_status;
-	const ParamInfo *link = target_param(t, "link"), *run = target_param(t, "run"), *harness = target_param(t, "harness");
-	if (!link || !link->str || !run || !run->str || ((!harness || !harness->str) && strstr(link->str, "{harness}"))) {
-		diag_error(d, loc_at(NULL, 0, 0), "%s: the .md does not say how to link and run a program (params link, run, harness)",
-			   t->name);
-		program_free(p);
-		return EXIT_RUN;
-	}
-	/* in $TMPDIR (default /tmp), so that whoever runs us (gdcc reduce, a
-	 * test) can keep what a killed run leaves behind in its own folder */
-	const char *tmpdir = getenv("TMPDIR");
-	char *dir = xasprintf("%s/gdcc-run-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-	if (!mkdtemp(dir)) {
-		diag_error(d, loc_at(NULL, 0, 0), "cannot create a temporary folder in %s: %s",
-			   tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(errno));
-		free(dir);
-		program_free(p);
-		return EXIT_RUN;
-	}
-	int rc = 0;
-	char *asm_path = xasprintf("%s/model.s", dir), *prog = xasprintf("%s/model", dir);
-	char *harness_path = xasprintf("%s/%s", runtime_dir(), harness && harness->str ? harness->str : "");
-	char *stats_path = xasprintf("%s/stats.json", dir);
-	char **files = xcalloc((size_t)(g->ninputs + g->noutputs), sizeof *files);
-	ProgramJob job = {p, 0};
-	FILE *af = fopen(asm_path, "w");
-	if (!af) {
-		diag_error(d, loc_at(asm_path, 0, 0), "cannot create: %s", strerror(errno));
-		rc = EXIT_RUN;
-		goto out;
-	}
-	write_asm(af, &job);
-	if (fclose(af) != 0) {
-		diag_error(d, loc_at(asm_path, 0, 0), "cannot write: %s", strerror(errno));
-		rc = EXIT_RUN;
-		goto out;
-	}
-	{
-		const char *keys[] = {"out", "in", "harness"}, *vals[] = {prog, asm_path, harness_path};
-		char *cmd = fill_command(link->str, keys, vals, 3);
-		char *full = xasprintf("%s 2>'%s/link.log'", cmd, dir);
-		int st = system(full);
-		if (st != 0) {
-			char *log = xasprintf("%s/link.log", dir);
-			size_t len;
-			char *text = read_file(log, &len);
-			diag_error(d, loc_at(NULL, 0, 0), "%s: assembling and linking failed (%s):\n%s", t->name, cmd,
-				   text ? text : "");
-			free(text);
-			free(log);
-			rc = EXIT_RUN;
-		}
-		free(full);
-		free(cmd);
-		if (rc)
-			goto out;
-	}
-	{
-		size_t cap = 1024, len = 0;
-		char *args = xmalloc(cap);
-		args[0] = 0;
-		for (int i = 0; i < g->ninputs + g->noutputs; i++) {
-			bool in = i < g->ninputs;
-			files[i] = xasprintf("%s/%s%d.bin", dir, in ? "in" : "out", in ? i : i - g->ninputs);
-			const Value *v = in ? g->inputs[i] : g->outputs[i - g->ninputs];
-			if (in && !write_raw(files[i], inputs[i])) {
-				diag_error(d, loc_at(files[i], 0, 0), "cannot write: %s", strerror(errno));
-				rc = EXIT_RUN;
-			}
-			char *a = xasprintf(" '%c:%s:%lld'", in ? 'i' : 'o', files[i],
-					    (long long)(shape_numel(&v->type.shape) * (int64_t)dtype_size(v->type.dtype)));
-			if (len + strlen(a) + 64 > cap)
-				args = xrealloc(args, cap = 2 * (len + strlen(a) + 64));
-			strcpy(args + len, a);
-			len += strlen(a);
-			free(a);
-		}
-		snprintf(args + len, cap - len, " 'w:%lld'", (long long)p->workspace_bytes);
-		char vlen[32];
-		const ParamInfo *vd = target_param(t, "vlen_default");
-		snprintf(vlen, sizeof vlen, "%s", run_vlen ? run_vlen : vd && vd->n ? "" : "");
-		if (!run_vlen && vd && vd->n)
-			snprintf(vlen, sizeof vlen, "%d", (int)vd->values[0]);
-		const char *keys[] = {"prog", "vlen", "npusim", "target", "stats"},
-			   *vals[] = {prog, vlen, npusim_path(), t->name, stats_path};
-		/* {params}: the --param overrides, for the simulator */
-		char *tmpl = xstrdup(run->str), *at = strstr(tmpl, "{params}");
-		if (at) {
-			size_t tcap = strlen(tmpl) + 1;
-			for (int i = 0; i < nparam_settings; i++)
-				tcap += 4 * strlen(param_settings[i]) + 16;
-			char *tt = xmalloc(tcap);
-			size_t tl = (size_t)(at - tmpl);
-			memcpy(tt, tmpl, tl);
-			tt[tl] = 0;
-			for (int i = 0; i < nparam_settings && t == param_target; i++) {
-				/* shell-quoted: ' becomes '\'' */
-				tl += (size_t)sprintf(tt + tl, " --param '");
-				for (const char *q = param_settings[i]; *q; q++)
-					tl += (size_t)(*q == '\'' ? sprintf(tt + tl, "'\\''") : sprintf(tt + tl, "%c", *q));
-				tl += (size_t)sprintf(tt + tl, "'");
-			}
-			strcpy(tt + tl, at + strlen("{params}"));
-			free(tmpl);
-			tmpl = tt;
-		}
-		char *cmd = fill_command(tmpl, keys, vals, 5);
-		free(tmpl);
-		char *full = xasprintf("%s%s", cmd, args);
-		/* the simulator checks its buffers against the same limits */
-		char lim[32];
-		snprintf(lim, sizeof lim, "%" PRIu64, limits()->max_tensor_bytes);
-		setenv("GDCC_MAX_TENSOR_BYTES", lim, 1);
-		snprintf(lim, sizeof lim, "%" PRIu64, limits()->max_workspace_bytes);
-		setenv("GDCC_MAX_WORKSPACE_BYTES", lim, 1);
-		int st = rc ? 0 : system(full);
-		if (st != 0) {
-			diag_error(d, loc_at(NULL, 0, 0), "%s: the compiled model failed (%s, status %d)", t->name, cmd,
-				   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-			rc = EXIT_RUN;
-		}
-		free(cmd);
-		free(full);
-		free(args);
-	}
-	if (rc == 0 && strstr(run->str, "{stats}")) {
-		size_t len;
-		char *text = read_file(stats_path, &len);
-		if (text) {
-			sim_stats = xrealloc(sim_stats, (size_t)(nsim_stats + 1) * sizeof *sim_stats);
-			sim_stats[nsim_stats++] = text;
-		}
-	}
-	for (int i = 0; rc == 0 && i < g->noutputs; i++) {
-		const Value *v = g->outputs[i];
-		outputs[i] = tensor_new(v->type.dtype, &v->type.shape);
-		if (!read_raw(files[g->ninputs + i], outputs[i])) {
-			diag_error(d, loc_at(files[g->ninputs + i], 0, 0), "cannot read the output");
-			rc = EXIT_RUN;
-		}
-	}
-out:
-	for (int i = 0; i < g->ninputs + g->noutputs; i++) {
-		if (files[i])
-			remove(files[i]);
-		free(files[i]);
-	}
-	free(files);
-	remove(asm_path);
-	remove(prog);
-	char *log = xasprintf("%s/link.log", dir);
-	remove(log);
-	free(log);
-	remove(stats_path);
-	free(stats_path);
-	rmdir(dir);
-	free(dir);
-	free(asm_path);
-	free(prog);
-	free(harness_path);
-	program_free(p);
+	Options o;
+	options_init(&o);
+	int rc = check_with(&o, argc, argv);
+	options_free(&o);
 	return rc;
 }
 
-static Tensor *tensor_dup(const Tensor *t)
-{
-	Tensor *c = tensor_new(t->type.dtype, &t->type.shape);
-	if (tensor_bytes(t))
-		memcpy(c->data, t->data, tensor_bytes(t));
-	return c;
-}
-
-/* Run a model on a target: directly, or placed on the target and its host
- * (each segment compiled for where it runs; the device's through its
- * simulator), passing the values between them. */
-static int run_model(const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d)
-{
-	const Target *host = place_host(t, host_name, d);
-	if (diag_has_errors(d))
-		return EXIT_INPUT;
-	if (!host)
-		return run_on_target(g, t, inputs, outputs, d);
-	Placement *pl = place_graph(g, t, host, d);
-	if (!pl)
-		return EXIT_INPUT;
-	Tensor **env = xcalloc((size_t)g->nvalues, sizeof *env);
-	bool *owned = xcalloc((size_t)g->nvalues, sizeof *owned);
-	for (int i = 0; i < g->ninputs; i++)
-		env[g->inputs[i]->id] = inputs[i];
-	collect_reports = report_path != NULL;
-	int rc = 0;
-	for (int k = 0; k < pl->nsegs && rc == 0; k++) {
-		const Segment *s = &pl->segs[k];
-		Tensor **sin = xcalloc((size_t)s->g->ninputs + 1, sizeof *sin);
-		Tensor **sout = xcalloc((size_t)s->g->noutputs + 1, sizeof *sout);
-		for (int i = 0; i < s->g->ninputs; i++)
-			sin[i] = env[graph_find_value(g, s->g->inputs[i]->name)->id];
-		rc = run_on_target(s->g, s->t, sin, sout, d);
-		for (int i = 0; i < s->g->noutputs; i++) {
-			int id = graph_find_value(g, s->g->outputs[i]->name)->id;
-			if (rc == 0) {
-				env[id] = sout[i];
-				owned[id] = true;
-			} else {
-				tensor_free(sout[i]);
-			}
-		}
-		free(sin);
-		free(sout);
-	}
-	for (int i = 0; i < g->noutputs && rc == 0; i++) {
-		const Value *v = g->outputs[i];
-		if (env[v->id]) {
-			outputs[i] = tensor_dup(env[v->id]);
-		} else {
-			/* a constant output */
-			outputs[i] = tensor_new(v->type.dtype, &v->type.shape);
-			if (!v->def || !materialize_constant(v->def, outputs[i], d))
-				rc = EXIT_RUN;
-		}
-	}
-	if (rc == 0 && report_path) {
-		PlacedJob job = {pl, content_hash(g, t)};
-		if (write_output(report_path, write_placed_report, &job) != 0)
-			rc = EXIT_RUN;
-	}
-	collect_reports = false;
-	collected_free();
-	for (int i = 0; i < g->nvalues; i++)
-		if (owned[i])
-			tensor_free(env[i]);
-	free(env);
-	free(owned);
-	placement_free(pl);
-	return rc;
-}
 
 /* |got - want| <= atol + rtol |want| elementwise (docs/backend.md). */
 enum { CHECK_ULP_NOTE = 0 };
@@ -1775,7 +735,7 @@ static void print_summary(const Value *v, const Tensor *t)
 	printf("%s]\n", n > 8 ? ", ..." : "");
 }
 
-static int cmd_run(int argc, char **argv)
+static int run_with(Options *o, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"input", required_argument, NULL, 'i'},
@@ -1787,11 +747,12 @@ static int cmd_run(int argc, char **argv)
 		{"check", no_argument, NULL, 'c'},
 		{"report", required_argument, NULL, 'R'},
 		{"vlen", required_argument, NULL, 'L'},
-		{"onnx-test", required_argument, NULL, 'O'},
+		{"onnx-test", required_argument, NULL, OPT_ONNX_TEST},
 		{"host", required_argument, NULL, 'H'},
 		{"param", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		LIMIT_OPTIONS,
+		PASS_OPTIONS,
 		{0},
 	};
 	bool check = false;
@@ -1804,7 +765,14 @@ static int cmd_run(int argc, char **argv)
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:O::h", opts, NULL)) != -1) {
+		int pr = pass_option(o, c, c == 'O' && !optarg ? "1" : optarg);
+		if (pr > 0) {
+			rc = pr;
+			goto done;
+		}
+		if (pr == 0)
+			continue;
 		switch (c) {
 		case 'i':
 		case 'o': {
@@ -1833,15 +801,15 @@ static int cmd_run(int argc, char **argv)
 		}
 		case 'p': print = true; break;
 		case 'c': check = true; break;
-		case 'O': onnx_test = onnx_specialize_dir = optarg; break;
-		case 'H': host_name = optarg; break;
+		case OPT_ONNX_TEST: onnx_test = onnx_specialize_dir = optarg; break;
+		case 'H': o->host_name = optarg; break;
 		case 'M':
-			if (!add_param_setting(optarg)) {
+			if (!add_param_setting(o, optarg)) {
 				rc = usage_error("--param needs NAME=VALUE, got '%s'", optarg);
 				goto done;
 			}
 			break;
-		case 'R': report_path = optarg; break;
+		case 'R': o->report_path = optarg; break;
 		case 'L': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -1849,7 +817,7 @@ static int cmd_run(int argc, char **argv)
 				rc = usage_error("--vlen needs a power of two number of bits, got '%s'", optarg);
 				goto done;
 			}
-			run_vlen = optarg;
+			o->vlen = optarg;
 			break;
 		}
 		case 't': target = optarg; break;
@@ -1861,7 +829,7 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); goto done;
 		case ':': rc = usage_error("option '%s' needs an argument", argv[optind - 1]); goto done;
-		default: rc = usage_error("unknown option '%s'", argv[optind - 1]); goto done;
+		default: rc = usage_error("unknown option '%s'", rejected_option(argv)); goto done;
 		}
 	}
 	if (optind >= argc) {
@@ -1877,15 +845,19 @@ static int cmd_run(int argc, char **argv)
 		rc = unknown_target(target);
 		goto done;
 	}
-	if (nparam_settings && !tgt) {
+	if (o->nparam_settings && !tgt) {
 		rc = usage_error("--param overrides a target's parameters: give -t TARGET%s", "");
 		goto done;
 	}
-	if (nparam_settings && !(tgt = with_params(tgt))) {
+	if (o->nparam_settings && !(tgt = with_params(o, tgt))) {
 		rc = EXIT_USAGE;
 		goto done;
 	}
-	if (report_path && !tgt) {
+	if ((o->nprint_after || o->print_all) && !tgt) {
+		rc = usage_error("--print-after shows a compilation's passes: give -t TARGET%s", "");
+		goto done;
+	}
+	if (o->report_path && !tgt) {
 		rc = usage_error("--report is the report of a compilation: give -t TARGET%s", "");
 		goto done;
 	}
@@ -1895,7 +867,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	Diag d;
 	diag_init(&d);
-	Graph *g = load_and_verify(argv[optind], &d);
+	Graph *g = load_and_verify(argv[optind], o, &d);
 	if (!g) {
 		rc = finish(&d, EXIT_INPUT);
 		goto done;
@@ -1980,26 +952,29 @@ static int cmd_run(int argc, char **argv)
 			fill_random_input(inputs[k], rng_derive(seed, (uint64_t)k));
 		}
 	if (tgt) {
-		int st = run_model(g, tgt, inputs, outputs, &d);
-		if (st) {
-			rc = st;
-			goto out;
-		}
+		/* the reference first (on the model as read), then the target's
+		 * compilation, whose graph passes rewrite g */
+		Tensor **ref = NULL;
 		if (check) {
-			Tensor **ref = xcalloc(g->noutputs, sizeof *ref);
-			if (!interp_run(g, inputs, ref, &d)) {
+			ref = xcalloc(g->noutputs, sizeof *ref);
+			if (!interp_run(g, inputs, ref, &d))
 				rc = EXIT_RUN;
-			} else {
-				for (int k = 0; k < g->noutputs; k++)
-					if (!compare(g->outputs[k]->name, outputs[k], ref[k]))
-						rc = EXIT_MISMATCH;
-			}
-			for (int k = 0; k < g->noutputs; k++)
-				tensor_free(ref[k]);
-			free(ref);
-			if (rc)
-				goto out;
 		}
+		Session s;
+		session_init(&s, o);
+		if (rc == 0 && !compile_graph(&s, g, &d))
+			rc = EXIT_INPUT;
+		if (rc == 0)
+			rc = run_model(&s, g, tgt, inputs, outputs, &d);
+		session_free(&s);
+		for (int k = 0; rc == 0 && check && k < g->noutputs; k++)
+			if (!compare(g->outputs[k]->name, outputs[k], ref[k]))
+				rc = EXIT_MISMATCH;
+		for (int k = 0; ref && k < g->noutputs; k++)
+			tensor_free(ref[k]);
+		free(ref);
+		if (rc)
+			goto out;
 	} else if (!interp_run(g, inputs, outputs, &d)) {
 		rc = EXIT_RUN;
 		goto out;
@@ -2073,6 +1048,15 @@ done:
 	return rc;
 }
 
+static int cmd_run(int argc, char **argv)
+{
+	Options o;
+	options_init(&o);
+	int rc = run_with(&o, argc, argv);
+	options_free(&o);
+	return rc;
+}
+
 typedef struct {
 	const Graph *g;
 	const char *source;
@@ -2108,7 +1092,7 @@ static int cmd_import(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: return usage_error("unknown option '%s'", rejected_option(argv));
 		}
 	}
 	if (optind >= argc)
@@ -2122,7 +1106,10 @@ static int cmd_import(int argc, char **argv)
 		out = NULL;
 	Diag d;
 	diag_init(&d);
-	Graph *g = load_and_verify(path, &d);
+	Options o;
+	options_init(&o);
+	Graph *g = load_and_verify(path, &o, &d);
+	options_free(&o);
 	if (!g)
 		return finish(&d, EXIT_INPUT);
 	/* The weights are written into a staging folder beside the output, then
@@ -2157,7 +1144,7 @@ static int cmd_import(int argc, char **argv)
 		for (int i = 0; rc == 0 && i < log.nfiles; i++) {
 			const char *slash = strrchr(log.files[i], '/');
 			char *final = xasprintf("%s/%s", odir, slash ? slash + 1 : log.files[i]);
-			if (!stage(final, false, log.files[i], &rc))
+			if (!stage_adopt(final, log.files[i], &rc))
 				import_log_remove_files(&log);
 			free(final);
 		}
@@ -2192,8 +1179,5 @@ int main(int argc, char **argv)
 		rc = outputs_commit();
 	else
 		outputs_abort();
-	if (param_target)
-		target_copy_free(param_target);
-	free(param_settings);
 	return rc;
 }

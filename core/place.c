@@ -30,7 +30,8 @@ const Target *place_host(const Target *t, const char *host, Diag *d)
 
 /* Nodes first..last of g as a graph; `used_after[v]`: the value is read
  * outside the segment (or is a model output). */
-static Graph *segment_graph(const Graph *g, int first, int last, int k, const bool *outside, Diag *d)
+static Graph *segment_graph(const Graph *g, int first, int last, int k, const int *seg_of, const bool *outside,
+			    Diag *d)
 {
 	char *name = xasprintf("%s.seg%d", g->name, k);
 	Graph *s = graph_new(name);
@@ -42,7 +43,7 @@ static Graph *segment_graph(const Graph *g, int first, int last, int k, const bo
 	bool ok = true;
 	for (int i = first; i <= last && ok; i++) {
 		const Node *n = g->nodes[i];
-		if (n->op == OP_CONSTANT)
+		if (seg_of[i] != k) /* a constant, or dead */
 			continue;
 		Value **in = xcalloc((size_t)(n->nin ? n->nin : 1), sizeof *in);
 		const char **names = xcalloc((size_t)n->nout, sizeof *names);
@@ -82,7 +83,7 @@ static Graph *segment_graph(const Graph *g, int first, int last, int k, const bo
 	}
 	for (int i = first; i <= last && ok; i++) {
 		const Node *n = g->nodes[i];
-		if (n->op == OP_CONSTANT)
+		if (seg_of[i] != k)
 			continue;
 		for (int j = 0; j < n->nout; j++)
 			if (outside[n->out[j]->id])
@@ -105,9 +106,25 @@ Placement *place_graph(const Graph *g, const Target *t, const Target *host, Diag
 	p->node_target = xcalloc((size_t)g->nnodes, sizeof *p->node_target);
 	p->node_reason = xcalloc((size_t)g->nnodes, sizeof *p->node_reason);
 	bool ok = true;
+	/* Dead nodes (a model at -O0 may have them: the verifier only warns)
+	 * are placed nowhere: nothing reads them, so they are not computed.
+	 * One walk back from the last node: a node is live when one of its
+	 * results is an output or read by a live node. */
+	bool *live = xcalloc((size_t)g->nvalues + 1, sizeof *live);
+	bool *node_live = xcalloc((size_t)g->nnodes + 1, sizeof *node_live);
+	for (int i = 0; i < g->noutputs; i++)
+		live[g->outputs[i]->id] = true;
+	for (int i = g->nnodes - 1; i >= 0; i--) {
+		const Node *n = g->nodes[i];
+		for (int j = 0; j < n->nout && !node_live[i]; j++)
+			node_live[i] = live[n->out[j]->id];
+		for (int j = 0; node_live[i] && j < n->nin; j++)
+			live[n->in[j]->id] = true;
+	}
+	free(live);
 	for (int i = 0; i < g->nnodes; i++) {
 		const Node *n = g->nodes[i];
-		if (n->op == OP_CONSTANT)
+		if (n->op == OP_CONSTANT || !node_live[i])
 			continue;
 		const LegalEntry *e = target_legality(t, n);
 		if (!e || e->action == LEGAL_UNSUPPORTED) {
@@ -137,6 +154,7 @@ Placement *place_graph(const Graph *g, const Target *t, const Target *host, Diag
 			p->node_reason[i] = e->action == LEGAL_NATIVE ? "native" : e->rule ? e->rule : "expanded";
 		}
 	}
+	free(node_live);
 	if (!legality_check(g, t, d, NULL) || !ok) {
 		placement_free(p);
 		return NULL;
@@ -167,7 +185,7 @@ Placement *place_graph(const Graph *g, const Target *t, const Target *host, Diag
 		memset(outside, 0, (size_t)g->nvalues * sizeof *outside);
 		for (int i = 0; i < g->nnodes; i++) {
 			const Node *n = g->nodes[i];
-			if (n->op == OP_CONSTANT || seg_of[i] == k)
+			if (!p->node_target[i] || seg_of[i] == k)
 				continue;
 			for (int j = 0; j < n->nin; j++)
 				outside[n->in[j]->id] = true;
@@ -175,7 +193,7 @@ Placement *place_graph(const Graph *g, const Target *t, const Target *host, Diag
 		for (int i = 0; i < g->noutputs; i++)
 			outside[g->outputs[i]->id] = true;
 		Segment *s = &p->segs[k];
-		s->g = segment_graph(g, s->first, s->last, k, outside, d);
+		s->g = segment_graph(g, s->first, s->last, k, seg_of, outside, d);
 		if (!s->g) {
 			ok = false;
 			break;
@@ -248,7 +266,7 @@ void placement_print(FILE *o, const Placement *p)
 		fprintf(o, "segment %d on %s%s:\n", k, s->t->name, s->host ? " (host)" : "");
 		for (int i = s->first; i <= s->last; i++) {
 			const Node *n = g->nodes[i];
-			if (n->op == OP_CONSTANT)
+			if (!p->node_target[i]) /* a constant, or dead */
 				continue;
 			fprintf(o, "  %-20s %-14s %s\n", n->out[0]->name, op_info[n->op].name, p->node_reason[i]);
 		}

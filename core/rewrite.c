@@ -62,7 +62,9 @@ bool graph_can_replace(const Graph *g, const Value *from, const Value *to)
 		return false;
 	if (!from->is_output)
 		return true;
-	return to->def && to->def->op != OP_CONSTANT && !to->is_input && !to->is_output;
+	/* an input that is also an output keeps its name: the name swap below
+	 * would rename the input */
+	return !from->is_input && to->def && to->def->op != OP_CONSTANT && !to->is_input && !to->is_output;
 }
 
 bool graph_replace_uses(Graph *g, Value *from, Value *to)
@@ -106,6 +108,19 @@ bool graph_replace_uses(Graph *g, Value *from, Value *to)
 		to->annot = at;
 	}
 	return true;
+}
+
+void graph_take_name(Graph *g, Value *to, Value *from)
+{
+	if (to == from || to->is_input || to->is_output || from->is_input || from->is_output)
+		return;
+	char *nm = from->name, *src = from->src_name;
+	from->name = to->name;
+	from->src_name = to->src_name;
+	to->name = nm;
+	to->src_name = src;
+	strmap_set(&g->index, to->name, to);
+	strmap_set(&g->index, from->name, from);
 }
 
 char *graph_fresh_name(const Graph *g, const char *base)

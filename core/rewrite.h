@@ -36,6 +36,11 @@ Node *value_sole_user(const Value *v);
 bool graph_can_replace(const Graph *g, const Value *from, const Value *to);
 bool graph_replace_uses(Graph *g, Value *from, Value *to);
 
+/* Before graph_replace_uses(g, from, to) where `to` is a value the pass
+ * just made (a fresh name) and `from` goes away: swap their names (and
+ * source names), so that the value the model named keeps its name in
+ * dumps, reports and messages.  Neither may be a graph input or output. */
+void graph_take_name(Graph *g, Value *to, Value *from);
 /* A name not used in g: `base`, else base_1, base_2, ... (malloc'd). */
 char *graph_fresh_name(const Graph *g, const char *base);
 /* A node inserted at position pos of g->nodes (0 <= pos <= g->nnodes),

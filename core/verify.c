@@ -3,7 +3,8 @@
  * guarantee it), so node order is a topological order.
  * Establishes: every value typed, every attribute known, of the right kind
  * and in range, every node's operands and results consistent with its
- * rule, at least one output, no dead nodes. */
+ * rule, at least one output.  Dead nodes (no result used or an output) and
+ * unused inputs are warnings. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -244,16 +245,20 @@ bool graph_verify(Graph *g, Diag *d)
 			   "graph '%s': its tensors total %s%llu bytes, above the limit of %llu bytes (--max-workspace-bytes)",
 			   g->name, over ? "more than " : "", (unsigned long long)total,
 			   (unsigned long long)limits()->max_workspace_bytes);
-	/* Dead nodes: no result is used or an output.  (Results of a node that
-	 * is live may go unused: `a, _b = split(x)` is fine.) */
+	/* Dead nodes: no result is used or an output.  A warning, not an
+	 * error: the model still compiles (pass_dce removes such nodes at -O1
+	 * and above; at -O0 the backend copes with them).  Only the
+	 * node nothing reads is named, not the chain feeding it.  (Results of
+	 * a node that is live may go unused: `a, _b = split(x)` is fine.) */
 	for (int i = 0; i < g->nnodes; i++) {
 		Node *n = g->nodes[i];
 		bool live = false;
 		for (int k = 0; k < n->nout; k++)
 			live |= n->out[k]->nuses > 0;
 		if (!live && n->nout > 0)
-			diag_error(d, n->out[0]->loc, "'%s' is computed but never used and is not an output",
-				   n->out[0]->name);
+			diag_report(d, DIAG_WARNING, n->out[0]->loc,
+				    "'%s' is computed but never used and is not an output (removed at -O1 and above)",
+				    n->out[0]->name);
 	}
 	for (int i = 0; i < g->ninputs; i++)
 		if (g->inputs[i]->nuses == 0)

@@ -73,6 +73,23 @@ for model in "$SRCDIR"/examples/*.ir; do
 	cmp -s "$tmp/$name.1.ir" "$tmp/$name.2.ir" && ok || bad "$name: print -> parse -> print is not a fixed point"
 done
 
+# ---- a dead node: a warning at the node, and the model compiles ------------------
+# (the backend copes with it at -O0; pass_dce removes it at -O1 and above)
+printf 'graph g {\n  input x : f32[2]\n  input u : f32[2]\n  t = exp(x)\n  y = relu(x)\n  output y\n}\n' >"$tmp/dead.ir"
+expect_status 0 "dead node: check" -- "$GDCC" "$tmp/dead.ir"
+expect_in "$tmp/err" "$tmp/dead.ir:4:3: warning: 't' is computed but never used and is not an output" "dead node: warning"
+grep -q 'error:' "$tmp/err" && bad "dead node: an error reported" || ok
+expect_status 0 "dead node: --emit=ir" -- "$GDCC" --emit=ir -o "$tmp/dead.1.ir" "$tmp/dead.ir"
+expect_in "$tmp/dead.1.ir" "t : f32[2] = exp(x)" "dead node: --emit=ir keeps it"
+for t in $("$GDCC" --list-targets | awk 'NR > 1 {print $1}'); do
+	expect_status 0 "dead node: -S -O0 -t $t" -- "$GDCC" -S -O0 -t "$t" -o "$tmp/dead.$t.s" "$tmp/dead.ir"
+done
+expect_status 0 "dead node: run -O0 -t x86-avx2 --check" -- "$GDCC" run -O0 -t x86-avx2 --check "$tmp/dead.ir"
+expect_status 0 "dead node: -S -O1" -- "$GDCC" -S -O1 -t x86-avx2 --print-after=dce -o "$tmp/dead.s" "$tmp/dead.ir"
+expect_in "$tmp/err" "# --- after dce" "dead node: dce ran at -O1"
+grep -q 't : f32\[2\] = exp(x)' "$tmp/err" && bad "dead node: still there after dce at -O1" || ok
+expect_in "$tmp/err" "input u : f32[2]" "dead node: an unused input stays an input"
+
 # ---- gdcc run ------------------------------------------------------------------
 cat >"$tmp/small.ir" <<'IR'
 graph small {

@@ -3,8 +3,9 @@
 #  1. a self-test: on x86-avx2-wrong (tests/gdcc_toy's x86-avx2 with a planted
 #     wrong mul.v), graphs with a mul must be reported as failing;
 #  2. DIFF_CHECK_SEEDS (default 1-50) random graphs of DIFF_CHECK_NODES ops
-#     (default 12) on every target, which must all pass or be unsupported
-#     with the target's reason.
+#     (default 12) on every target at each of DIFF_CHECK_LEVELS (default
+#     "-O0 -O2"), which must all pass or be unsupported with the target's
+#     reason.
 # `make diff SEEDS=1-500` runs more.
 set -u
 SRCDIR=${SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -30,7 +31,7 @@ if [ -n "${GDCC_TOY:-}" ] && [ -x "$GDCC_TOY" ] && "$GDCC_TOY" --list-targets | 
 else
 	echo "diff: self-test skipped: no tests/gdcc_toy with the x86-avx2-wrong target (GDCC_TOY)"
 fi
-out=$(SEEDS=${DIFF_CHECK_SEEDS:-1-50} NODES=${DIFF_CHECK_NODES:-12} DIFF_REDUCE_TIMEOUT=${DIFF_REDUCE_TIMEOUT:-120} sh "$run")
+out=$(SEEDS=${DIFF_CHECK_SEEDS:-1-50} NODES=${DIFF_CHECK_NODES:-12} LEVELS=${DIFF_CHECK_LEVELS:-"-O0 -O2"} DIFF_REDUCE_TIMEOUT=${DIFF_REDUCE_TIMEOUT:-120} sh "$run")
 st=$?
 printf '%s\n' "$out"
 p=$(printf '%s\n' "$out" | sed -n 's/^diff: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' | tail -n 1)

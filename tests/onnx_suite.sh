@@ -10,6 +10,7 @@
 #   ONNX_TARGETS  default: "reference x86-avx2 riscv-rvv npu-systolic" (riscv-rvv at VLEN 256,
 #                 skipped without qemu; npu-systolic: the simulator and the host)
 #   ONNX_RESULTS  the JSON Lines results (default tests/onnx-results.jsonl)
+#   ONNX_ARGS     more options for `gdcc run` on the targets (e.g. -O0)
 #   JOBS          cases at a time (default 2)
 #   ONNX_REDUCE   1 (default): every fail or crash on a target is imported to
 #                 model.ir and minimized with `gdcc reduce` (docs/testing.md);
@@ -57,8 +58,8 @@ out="$TMPD/$(echo "$c.$t" | tr '/' '_')"
 set --
 case $t in
 reference) ;;
-riscv-rvv) set -- -t riscv-rvv --vlen 256 ;;
-*) set -- -t "$t" ;;
+riscv-rvv) set -- -t riscv-rvv --vlen 256 $ONNX_ARGS ;;
+*) set -- -t "$t" $ONNX_ARGS ;;
 esac
 if [ ! -f "$d/model.onnx" ] || [ ! -d "$d/test_data_set_0" ]; then
 	printf 'unsupported\tthe case has no model.onnx or test_data_set_0\n' >"$out"
@@ -94,7 +95,8 @@ if [ "$REDUCE" = 1 ] && [ "$t" != reference ] && { [ "$st" = fail ] || [ "$st" =
 	fi
 fi
 EOS
-export GDCC DATA REDUCE REDUCED
+ONNX_ARGS=${ONNX_ARGS:-}
+export GDCC DATA REDUCE REDUCED ONNX_ARGS
 TMPD=$tmp
 export TMPD
 for t in $targets; do
@@ -112,8 +114,8 @@ for t in $targets; do
 		[ "$st" = pass ] || echo "$(echo "$st" | tr a-z A-Z): $c [$t]: $why"
 		red=null
 		[ -f "$f.reduced" ] && red="\"$(cat "$f.reduced")\"" && echo "  reduced: $(cat "$f.reduced")"
-		printf '{"schema": "gdcc.onnx-result", "schema_version": 1, "case": "%s", "folder": "%s", "target": "%s", "status": "%s", "reason": %s, "reduced": %s, "gdcc_version": "%s"}\n' \
-			"$c" "${c%%/*}" "$t" "$st" "$( [ -n "$why" ] && printf '"%s"' "$why" || printf null)" "$red" "$version" >>"$RESULTS"
+		printf '{"schema": "gdcc.onnx-result", "schema_version": 1, "case": "%s", "folder": "%s", "target": "%s", "options": "%s", "status": "%s", "reason": %s, "reduced": %s, "gdcc_version": "%s"}\n' \
+			"$c" "${c%%/*}" "$t" "$( [ "$t" = reference ] || printf '%s' "$ONNX_ARGS")" "$st" "$( [ -n "$why" ] && printf '"%s"' "$why" || printf null)" "$red" "$version" >>"$RESULTS"
 	done <"$tmp/cases"
 done
 echo "onnx: by folder and target (pass/fail/unsupported/crash):"

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "printer.h"
 #include "test_util.h"
@@ -120,5 +121,142 @@ Test(printer, strings_are_escaped)
 	graph_free(g2);
 	diag_free(&d);
 	free(p);
+	graph_free(g);
+}
+
+/* ---- constants made at compile time (INIT_TENSOR) ----------------------- */
+
+/* A graph `y = add(x, c)` whose constant c holds t (owned) in memory, as
+ * folding and canonicalization leave one. */
+static Graph *graph_with_tensor(Tensor *t)
+{
+	char ty[160], text[512];
+	type_str(&t->type, ty, sizeof ty);
+	snprintf(text, sizeof text,
+		 "graph g {\n  input x : %s\n  const c : %s = zeros\n  y = add(x, c)\n  output y\n}\n", ty, ty);
+	Graph *g = t_model(text);
+	Node *c = g->nodes[0];
+	cr_assert_eq(c->op, OP_CONSTANT);
+	c->init = (ConstInit){.kind = INIT_TENSOR, .data = t};
+	t_verify_ok(g);
+	return g;
+}
+
+/* Print g, parse and verify the text, and return the constant's data. */
+static Tensor *reparsed_constant(const Graph *g, char **text)
+{
+	*text = print_to_string(g);
+	Graph *g2 = t_model(*text);
+	Node *c = g2->nodes[0];
+	cr_assert_eq(c->op, OP_CONSTANT, "%s", *text);
+	Tensor *t = tensor_new(c->out[0]->type.dtype, &c->out[0]->type.shape);
+	Diag d;
+	diag_init(&d);
+	cr_assert(materialize_constant(c, t, &d));
+	diag_free(&d);
+	graph_free(g2);
+	return t;
+}
+
+Test(printer, small_compile_time_float_data_prints_inline_and_reads_back)
+{
+	float v[] = {0.1f, -0.0f, 1e-30f, 3.4028235e38f, -1.17549435e-38f, 1.4e-45f, 1.0f / 3.0f, 16777217.0f,
+		     -2.5f, INFINITY, NAN, 7.0f};
+	int64_t n = (int64_t)(sizeof v / sizeof *v);
+	Tensor *t = t_f32(2, DIMS(3, 4), v);
+	Graph *g = graph_with_tensor(t);
+	char *text;
+	Tensor *back = reparsed_constant(g, &text);
+	cr_assert(strstr(text, "  const c : f32[3,4] = [0.1, -0.0, "), "printed:\n%s", text);
+	cr_assert_null(strstr(text, "compile-time data"), "printed:\n%s", text);
+	for (int64_t i = 0; i < n; i++) {
+		float a = f32(t)[i], b = f32(back)[i];
+		if (isnan(a))
+			cr_assert(isnan(b), "element %lld", (long long)i);
+		else
+			cr_assert(memcmp(&a, &b, sizeof a) == 0, "element %lld: %.9g printed, %.9g read back:\n%s",
+				  (long long)i, (double)a, (double)b, text);
+	}
+	/* printing the parsed model gives the same text */
+	Graph *g2 = t_model(text);
+	char *again = print_to_string(g2);
+	cr_assert_str_eq(again, text);
+	free(again);
+	graph_free(g2);
+	tensor_free(back);
+	free(text);
+	graph_free(g);
+}
+
+Test(printer, small_compile_time_integer_data_prints_exactly)
+{
+	int64_t v[] = {INT64_MAX, INT64_MIN, (1LL << 53) + 1, -((1LL << 53) + 1), 0, -1, 42};
+	int64_t n = (int64_t)(sizeof v / sizeof *v);
+	Tensor *t = t_i64(1, DIMS(n), v);
+	Graph *g = graph_with_tensor(t);
+	char *text;
+	Tensor *back = reparsed_constant(g, &text);
+	cr_assert(strstr(text, "= [9223372036854775807, -9223372036854775808, 9007199254740993, -9007199254740993, 0, -1, 42]"),
+		  "printed:\n%s", text);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(((int64_t *)back->data)[i], v[i], "element %lld", (long long)i);
+	tensor_free(back);
+	free(text);
+	graph_free(g);
+}
+
+Test(printer, compile_time_data_of_64_elements_is_inline_65_is_a_comment)
+{
+	for (int64_t n = 64; n <= 65; n++) {
+		Shape s = shape_make(1, DIMS(n));
+		Tensor *t = tensor_new(DT_F32, &s);
+		for (int64_t i = 0; i < n; i++)
+			f32(t)[i] = (float)i * 0.5f;
+		Graph *g = graph_with_tensor(t);
+		char *text = print_to_string(g);
+		if (n == 64) {
+			cr_assert(strstr(text, "= [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5,\n        4.0, "), "printed:\n%s", text);
+			cr_assert(strstr(text, "31.5]\n"), "printed:\n%s", text);
+		} else {
+			char want[160];
+			snprintf(want, sizeof want,
+				 "  const c : f32[65] = zeros  # compile-time data: 260 bytes, xxh3 %016llx (not printed)\n",
+				 (unsigned long long)XXH3_64bits(t->data, 260));
+			cr_assert(strstr(text, want), "want:\n%s\nprinted:\n%s", want, text);
+		}
+		/* either way a model.ir: it parses and verifies */
+		Graph *g2 = t_model(text);
+		cr_assert_eq(g2->nodes[0]->init.kind, n == 64 ? INIT_INLINE : INIT_ZEROS);
+		graph_free(g2);
+		free(text);
+		graph_free(g);
+	}
+}
+
+Test(printer, large_compile_time_data_hash_tells_data_apart)
+{
+	Shape s = shape_make(2, DIMS(10, 10));
+	Tensor *a = tensor_new(DT_F32, &s), *b = tensor_new(DT_F32, &s);
+	f32(b)[99] = 1.0f;
+	Graph *ga = graph_with_tensor(a), *gb = graph_with_tensor(b);
+	char *ta = print_to_string(ga), *tb = print_to_string(gb);
+	cr_assert(strstr(ta, "compile-time data: 400 bytes, xxh3 "), "printed:\n%s", ta);
+	cr_assert_str_neq(ta, tb);
+	free(ta);
+	free(tb);
+	graph_free(ga);
+	graph_free(gb);
+}
+
+Test(printer, empty_compile_time_data_prints_as_an_empty_list)
+{
+	Shape s = shape_make(2, DIMS(0, 3));
+	Graph *g = graph_with_tensor(tensor_new(DT_F32, &s));
+	char *text;
+	Tensor *back = reparsed_constant(g, &text);
+	cr_assert(strstr(text, "  const c : f32[0,3] = []\n"), "printed:\n%s", text);
+	cr_assert_eq(tensor_numel(back), 0);
+	tensor_free(back);
+	free(text);
 	graph_free(g);
 }

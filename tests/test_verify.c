@@ -126,12 +126,48 @@ Test(verify, dtype_without_kernels_yet)
 	       "relu: operand 1 ('x') has dtype bf16, which no op supports yet", 3, 12);
 }
 
-Test(verify, unused_value)
+/* A dead node is a warning at the node (the model compiles; pass_dce
+ * removes it at -O1 and above), not an error. */
+static void expect_dead_warning(const char *text, const char *msg, int line, int col)
 {
-	expect("graph g {\n  input x : f32[2]\n  t = relu(x)\n  y = exp(x)\n  output y\n}\n",
-	       "'t' is computed but never used and is not an output", 3, 3);
-	expect("graph g {\n  input x : f32[2]\n  const w : f32[2] = zeros\n  y = exp(x)\n  output y\n}\n",
-	       "'w' is computed but never used and is not an output", 3, 9);
+	Diag d;
+	diag_init(&d);
+	Graph *g = t_parse(text, &d);
+	cr_assert_not_null(g);
+	bool ok = graph_verify(g, &d);
+	if (!ok)
+		diag_print(&d, stderr);
+	cr_assert(ok, "a dead node must not be an error");
+	cr_assert_eq(d.nerrors, 0);
+	const DiagEntry *e = diag_find(&d, msg);
+	cr_assert_not_null(e, "no warning \"%s\"", msg);
+	cr_assert_eq(e->level, DIAG_WARNING);
+	cr_assert_eq(e->loc.line, line);
+	cr_assert_eq(e->loc.col, col);
+	cr_assert(strstr(e->msg, "removed at -O1 and above"), "message: %s", e->msg);
+	graph_free(g);
+	diag_free(&d);
+}
+
+Test(verify, unused_value_is_a_warning)
+{
+	expect_dead_warning("graph g {\n  input x : f32[2]\n  t = relu(x)\n  y = exp(x)\n  output y\n}\n",
+			    "'t' is computed but never used and is not an output", 3, 3);
+	expect_dead_warning("graph g {\n  input x : f32[2]\n  const w : f32[2] = zeros\n  y = exp(x)\n  output y\n}\n",
+			    "'w' is computed but never used and is not an output", 3, 9);
+}
+
+Test(verify, dead_chain_warns_once)
+{
+	/* Only the node nothing reads is named, not the chain feeding it. */
+	Diag d;
+	diag_init(&d);
+	Graph *g = t_parse("graph g {\n  input x : f32[2]\n  t = relu(x)\n  u = neg(t)\n  y = exp(x)\n  output y\n}\n", &d);
+	cr_assert(graph_verify(g, &d));
+	cr_assert_not_null(diag_find(&d, "'u' is computed but never used"));
+	cr_assert_null(diag_find(&d, "'t' is computed"));
+	graph_free(g);
+	diag_free(&d);
 }
 
 Test(verify, unused_extra_result_is_fine)

@@ -1,8 +1,10 @@
 /* Fuzz target: model.ir text -> parse, verify, then the whole compile path
- * of `gdcc -S -t TARGET` to assembly: legality, placement on the target and
- * its host (targets whose .md names a host, like npu-systolic), then per
- * program (segment) lowering to the Loop IR, selection, allocation and
- * emission, the manifest and the report.  Nothing is assembled or run;
+ * of `gdcc -S -t TARGET` to assembly, through the pass manager: the graph
+ * passes at -O2 with the verifier after each (--verify-each), placement on
+ * the target and its host (targets whose .md names a host, like
+ * npu-systolic), then per program (segment) legalization, memory planning,
+ * lowering to the Loop IR, selection, allocation and emission, the
+ * manifest and the report.  Nothing is assembled or run;
  * the output goes to /dev/null.
  *
  * The target: the GDCC_FUZZ_TARGET environment variable, else what the
@@ -16,12 +18,14 @@
 #include "frontend.h"
 #include "fuzz.h"
 #include "legality.h"
+#include "pipeline.h"
 #include "place.h"
 #include "printer.h"
 #include "target.h"
 #include "verify.h"
 
 static const Target *target, *host;
+static Options opts;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -52,18 +56,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		exit(2);
 	}
 	diag_free(&d);
+	options_init(&opts);
+	opts.verify_each = true;
+	opts.dump = fuzz_null();
 	return 0;
 }
 
-/* compile() of core/main.c: legality, then code generation. */
-static Program *compile_one(const Graph *g, const Target *t, Diag *d)
+/* compile_program() of core/compile.c: the target stages. */
+static Program *compile_one(const Graph *g, const Target *t, const char *entry, Diag *d)
 {
-	bool ok = legality_check(g, t, d, NULL);
-	fuzz_check_diags(d, ok, "legality");
-	if (!ok)
-		return NULL;
-	Program *p = codegen(g, t, fuzz_null(), d);
-	fuzz_check_diags(d, p != NULL, "codegen");
+	opts.entry = entry;
+	Program *p = pipeline_target(g, t, &opts, NULL, fuzz_null(), d);
+	fuzz_check_diags(d, p != NULL, "compile");
 	return p;
 }
 
@@ -75,7 +79,7 @@ static void emit_one(const Program *p)
 	FILE *o = fuzz_null();
 	program_emit(o, p);
 	program_manifest(o, p, 0);
-	program_report(o, p, 0, front);
+	program_report(o, p, 0, front, NULL, 0);
 	mfunc_dump(o, p->f);
 }
 
@@ -90,9 +94,7 @@ static void compile_placed(const Graph *g, Diag *d)
 	for (int k = 0; k < pl->nsegs; k++) {
 		char entry[32];
 		snprintf(entry, sizeof entry, "gdcc_seg%d", k);
-		codegen_entry = entry;
-		Program *p = compile_one(pl->segs[k].g, pl->segs[k].t, d);
-		codegen_entry = "gdcc_entry";
+		Program *p = compile_one(pl->segs[k].g, pl->segs[k].t, entry, d);
 		if (!p)
 			break;
 		emit_one(p);
@@ -114,10 +116,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * total more than this is not compiled, to keep runs fast) */
 	if (ok && fuzz_check_graph(g) <= FUZZ_MAX_WORKSPACE_BYTES) {
 		print_graph(fuzz_null(), g); /* (the content hash prints it) */
+		/* the graph passes: they fail only on an internal error (a pass
+		 * that broke the graph, caught by the verifier): a bug */
+		if (!pipeline_graph(g, &opts, NULL, &d)) {
+			diag_print(&d, stderr);
+			fputs("fuzz_compile: the graph passes failed\n", stderr);
+			abort();
+		}
 		if (host) {
 			compile_placed(g, &d);
 		} else {
-			Program *p = compile_one(g, target, &d);
+			Program *p = compile_one(g, target, "gdcc_entry", &d);
 			if (p)
 				emit_one(p);
 			program_free(p);

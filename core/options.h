@@ -1,0 +1,47 @@
+/* The options of one gdcc command, in one struct that travels through the
+ * driver (core/main.c fills it from the command line), the pass manager
+ * (core/pipeline.c), compilation (core/compile.c) and running
+ * (core/run.c).  Nothing here is global. */
+#ifndef GDCC_OPTIONS_H
+#define GDCC_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diag.h"
+#include "target.h"
+
+typedef struct {
+	/* the pass manager */
+	int opt_level;              /* -O0, -O1, -O2 (the default) */
+	bool verify_each;           /* --verify-each (on by default in --enable-checking builds) */
+	bool print_all;             /* --print-after=all */
+	const char **print_after;   /* --print-after=PASS, each */
+	int nprint_after;
+	const char **disabled;      /* --disable-pass=NAME, each */
+	int ndisabled;
+	FILE *dump;                 /* where --print-after writes (stderr) */
+	uint64_t fold_limit_bytes;  /* constant folding: the largest result it computes */
+	/* compiling */
+	const char *report_path;    /* --report=FILE */
+	const char *host_name;      /* --host=TARGET */
+	const char *entry;          /* the entry function's name (gdcc_entry; segments gdcc_segN) */
+	const char **param_settings; /* --param NAME=VALUE, each: the target's params overridden */
+	int nparam_settings;
+	Target *param_target;       /* the target they were applied to (owned) */
+	/* running */
+	const char *vlen;           /* run --vlen N: the vector length a scalable target runs at */
+	/* what the driver measured and knows, for the report and messages */
+	Loc model_loc;              /* the model's graph */
+	double front_seconds[2];    /* parse+verify, legality */
+} Options;
+
+/* Defaults: -O2, dumps to stderr, verify-each as the build says. */
+void options_init(Options *o);
+void options_free(Options *o);
+/* Is pass `name` asked for by --print-after? */
+bool options_prints_after(const Options *o, const char *name);
+bool options_disabled(const Options *o, const char *name);
+
+#endif

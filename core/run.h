@@ -1,0 +1,14 @@
+/* Running a compiled model (core/run.c). */
+#ifndef GDCC_RUN_H
+#define GDCC_RUN_H
+
+#include "compile.h"
+
+/* Run g on t: compiled (the graph passes have run on g already), linked
+ * with the harness and run; or placed on t and its host (--host), each
+ * segment compiled for where it runs, the device's through its simulator,
+ * the values passed between them.  Fills outputs; 0 or an exit status
+ * after reporting into d. */
+int run_model(Session *s, const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d);
+
+#endif
