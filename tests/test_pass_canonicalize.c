@@ -778,3 +778,61 @@ Test(canonicalize, long_chains_in_linear_time)
 	cr_assert_eq(ch, 5 * BLOCKS - 1);
 	graph_free(g);
 }
+
+/* The erf GELU as PyTorch exports nn.GELU (opsets below 20): five ops. */
+static const char *gelu_text(const char *first, const char *rest)
+{
+	static char buf[1024];
+	snprintf(buf, sizeof buf,
+		 "graph g {\n  input x : f32[4, 33]\n  const s2 : f32[] = [1.4142135381698608]\n"
+		 "  const r2 : f32[] = [0.7071067690849304]\n  const one : f32[] = [1]\n  const half : f32[] = [0.5]\n"
+		 "  const bad : f32[] = [0.6]\n%s%s  output y\n}\n",
+		 first, rest);
+	return buf;
+}
+
+Test(canonicalize, exported_gelu_becomes_gelu)
+{
+	opt = 2;
+	static const char *const forms[] = {
+		/* PyTorch: div, erf, add, mul by x, mul by 0.5 */
+		"  d = div(x, s2)\n  e = erf(d)\n  a = add(e, one)\n  m = mul(x, a)\n  y = mul(m, half)\n",
+		/* 0.5 first, x * (1 / sqrt 2), operands the other way round */
+		"  d = mul(r2, x)\n  e = erf(d)\n  a = add(one, e)\n  m = mul(half, x)\n  y = mul(a, m)\n",
+	};
+	for (size_t f = 0; f < sizeof forms / sizeof *forms; f++) {
+		int ch;
+		Graph *g = check_canon(gelu_text(forms[f], ""), 1e-6, &ch);
+		cr_assert_eq(ch, 1, "form %zu", f);
+		cr_assert_eq(count_compute(g), 1, "form %zu: one gelu left", f);
+		cr_assert_eq(g->outputs[0]->def->op, OP_GELU);
+		cr_assert_str_eq(g->outputs[0]->name, "y");
+		cr_assert_str_eq(attr_s(g->outputs[0]->def, "approximate"), "none");
+		graph_free(g);
+	}
+}
+
+Test(canonicalize, exported_gelu_waits_for_O2_and_must_not_fire)
+{
+	const char *pytorch = "  d = div(x, s2)\n  e = erf(d)\n  a = add(e, one)\n  m = mul(x, a)\n  y = mul(m, half)\n";
+	int ch;
+	Graph *g = check_canon(gelu_text(pytorch, ""), 0, &ch);
+	cr_assert_eq(count_op(g, OP_GELU), 0, "-O1: the five ops stay");
+	graph_free(g);
+	opt = 2;
+	static const char *const kept[] = {
+		/* not 0.5 */
+		"  d = div(x, s2)\n  e = erf(d)\n  a = add(e, one)\n  m = mul(x, a)\n  y = mul(m, bad)\n",
+		/* erf of another value than x / sqrt 2 */
+		"  d = div(x, bad)\n  e = erf(d)\n  a = add(e, one)\n  m = mul(x, a)\n  y = mul(m, half)\n",
+		/* an intermediate used twice */
+		"  d = div(x, s2)\n  e = erf(d)\n  a = add(e, one)\n  m = mul(x, a)\n  z = mul(m, half)\n  y = add(z, e)\n",
+		/* x * erf(...) of another x */
+		"  d = div(x, s2)\n  e = erf(d)\n  a = add(e, one)\n  w = neg(x)\n  m = mul(w, a)\n  y = mul(m, half)\n",
+	};
+	for (size_t k = 0; k < sizeof kept / sizeof *kept; k++) {
+		g = check_canon(gelu_text(kept[k], ""), 0, &ch);
+		cr_assert_eq(count_op(g, OP_GELU), 0, "case %zu must not become a gelu", k);
+		graph_free(g);
+	}
+}
