@@ -183,6 +183,14 @@ class GdccBuild:
         n = self.report.get("nodes")
         return len(n) if isinstance(n, list) else None
 
+    def groups(self):
+        """The kernels the fuse pass formed; when it did not run, every
+        node is its own kernel."""
+        for p in self.report.get("passes", []) if isinstance(self.report.get("passes"), list) else []:
+            if p.get("name") == "fuse":
+                return p.get("kernels") if p.get("ran") else self.nodes()
+        return None
+
 
 def compare(out, ref):
     """(ok, text) by compare.py's rule."""
@@ -294,7 +302,7 @@ def main():
             rows.append(row)
             try:
                 b = GdccBuild(gdcc, fl, onnx_path, os.path.join(work, f"{name}.v{k}"))
-                row.update(compile_s=b.compile_s, nodes=b.nodes(), kernels=b.stat("code", "kernels"),
+                row.update(compile_s=b.compile_s, nodes=b.nodes(), groups=b.groups(), kernels=b.stat("code", "kernels"),
                            workspace_bytes=b.stat("code", "workspace_bytes") or b.stat("workspace", "bytes"),
                            instructions=b.stat("code", "instructions"))
                 b.set_input(xn)
@@ -333,14 +341,14 @@ def main():
 
     several = len(flagsets) > 1
     cols = ["model", "flags", "gdcc ms", "PyTorch ms", "ratio"] + (["vs first"] if several else []) + \
-           ["nodes", "kernels", "workspace B", "compile s", "rounds×N"]
+           ["nodes", "groups", "lowered", "workspace B", "compile s", "rounds×N"]
     table = []
     for r in rows:
         ok = r["status"] == "ok" and "gdcc_ms" in r
         table.append([r["model"], r["flags"] or "-",
                       fmt(r.get("gdcc_ms"), "{:.3f}"), fmt(r.get("torch_ms"), "{:.3f}"),
                       fmt(r.get("ratio"), "{:.2f}")] + ([fmt(r.get("vs_first"), "{:.2f}")] if several else []) +
-                     [fmt(r.get("nodes")), fmt(r.get("kernels")), fmt(r.get("workspace_bytes")),
+                     [fmt(r.get("nodes")), fmt(r.get("groups")), fmt(r.get("kernels")), fmt(r.get("workspace_bytes")),
                       fmt(r.get("compile_s"), "{:.2f}"), f"{r['rounds']}×{r['calls']}" if ok else "-"])
     width = [max(len(c), *(len(t[i]) for t in table)) if table else len(c) for i, c in enumerate(cols)]
     print("\nratio = gdcc / PyTorch (below 1: gdcc faster); medians over rounds, same process" +

@@ -273,7 +273,6 @@ static void list_ops(void)
 	}
 }
 
-static const char *onnx_specialize_dir; /* run --onnx-test: integer inputs become constants */
 
 
 /* ---- reading inputs ------------------------------------------------------------ */
@@ -333,14 +332,16 @@ static char *read_model_text(const char *path, size_t *len, Diag *d)
 	return buf;
 }
 
-static Graph *read_model(const char *path, Diag *d)
+/* The model at path (model.ir text, or .onnx: with run --onnx-test DIR its
+ * integer inputs become constants from DIR's test data). */
+static Graph *read_model(const char *path, const char *onnx_test, Diag *d)
 {
 	if (onnx_is_model(path)) {
 		int fd = open_whole(path, "model", false, d);
 		if (fd < 0)
 			return NULL;
 		close(fd);
-		return onnx_load_specialized(path, onnx_specialize_dir, d);
+		return onnx_load_specialized(path, onnx_test, d);
 	}
 	size_t len;
 	char *text = read_model_text(path, &len, d);
@@ -393,7 +394,7 @@ static Graph *load_and_verify(const char *path, Options *o, Diag *d)
 {
 	double t0 = now_seconds();
 	o->model_loc = loc_at(path, 0, 0);
-	Graph *g = read_model(path, d);
+	Graph *g = read_model(path, o->onnx_test, d);
 	if (g)
 		o->model_loc = g->loc;
 	if (g && !graph_verify(g, d)) {
@@ -801,7 +802,7 @@ static int run_with(Options *o, int argc, char **argv)
 		}
 		case 'p': print = true; break;
 		case 'c': check = true; break;
-		case OPT_ONNX_TEST: onnx_test = onnx_specialize_dir = optarg; break;
+		case OPT_ONNX_TEST: onnx_test = o->onnx_test = optarg; break;
 		case 'H': o->host_name = optarg; break;
 		case 'M':
 			if (!add_param_setting(o, optarg)) {

@@ -30,7 +30,8 @@ typedef struct {
 	const char **param_settings; /* --param NAME=VALUE, each: the target's params overridden */
 	int nparam_settings;
 	Target *param_target;       /* the target they were applied to (owned) */
-	/* running */
+	/* reading and running */
+	const char *onnx_test;      /* run --onnx-test DIR: an ONNX model's integer inputs become constants */
 	const char *vlen;           /* run --vlen N: the vector length a scalable target runs at */
 	/* what the driver measured and knows, for the report and messages */
 	Loc model_loc;              /* the model's graph */

@@ -271,44 +271,16 @@ void graph_prune(Graph *g)
 {
 	/* Nodes are in topological order, so one walk from the last node back
 	 * sees every use of a node's results before the node itself: a dead
-	 * chain of any length goes in one linear pass. */
+	 * chain of any length goes in one linear pass.  (The use lists first:
+	 * a front end may have set operands directly.) */
+	graph_build_uses(g);
 	for (int i = g->nnodes - 1; i >= 0; i--) {
 		Node *n = g->nodes[i];
 		bool live = false;
 		for (int j = 0; j < n->nout; j++)
 			live |= n->out[j]->nuses > 0 || n->out[j]->is_output;
-		if (live)
-			continue;
-		for (int j = 0; j < n->nin; j++)
-			value_drop_user(n->in[j], n);
-		/* the results go too: dropped with their values below */
-		for (int j = 0; j < n->nout; j++) {
-			n->out[j]->def = NULL;
-			n->out[j]->id = -1;
-		}
-		node_free(n);
-		g->nodes[i] = NULL;
+		if (!live)
+			graph_remove_node(g, n); /* (its operands lose their uses) */
 	}
-	int kn = 0;
-	for (int i = 0; i < g->nnodes; i++)
-		if (g->nodes[i])
-			g->nodes[kn++] = g->nodes[i];
-	g->nnodes = kn;
-	int k = 0;
-	for (int i = 0; i < g->nvalues; i++) {
-		Value *v = g->values[i];
-		if (v->id < 0 || (!v->def && !v->is_input)) {
-			free(v->name);
-			free(v->src_name);
-			free(v->users);
-			free(v);
-			continue;
-		}
-		v->id = k;
-		g->values[k++] = v;
-	}
-	g->nvalues = k;
-	graph_reindex(g);
-	for (int i = 0; i < g->nnodes; i++)
-		g->nodes[i]->id = i;
+	graph_compact(g); /* the nodes, and their results with them */
 }

@@ -12,12 +12,7 @@
 #include "target.h"
 #include "test_util.h"
 
-static int vid(const Graph *g, const char *name)
-{
-	const Value *v = graph_find_value(g, name);
-	cr_assert_not_null(v, "no value %s", name);
-	return v->id;
-}
+static int vid(const Graph *g, const char *name) { return t_val(g, name)->id; }
 
 static int64_t vbytes(const Value *v)
 {

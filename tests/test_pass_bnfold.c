@@ -2,13 +2,10 @@
  * structure after the pass, the reference interpreter's results before and
  * after (within 1e-5 relative: the fold reassociates), and the cases where
  * it must not fire. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "passes.h"
-#include "rewrite.h"
 #include "test_util.h"
 
 /* The batchnorm's statistics, on channel count C (printf argument: C four
@@ -19,47 +16,16 @@
 	"  const bn.mean : f32[" C "] = normal(seed=23, mean=0, std=0.5)\n"   \
 	"  const bn.var : f32[" C "] = random(seed=24, low=0.2, high=2)\n"
 
-static int count_op(const Graph *g, OpKind op)
-{
-	int k = 0;
-	for (int i = 0; i < g->nnodes; i++)
-		k += g->nodes[i]->op == op;
-	return k;
-}
-
-static Node *find_op(const Graph *g, OpKind op)
-{
-	for (int i = 0; i < g->nnodes; i++)
-		if (g->nodes[i]->op == op)
-			return g->nodes[i];
-	return NULL;
-}
-
-static void dump_diag(Diag *d)
-{
-	diag_print(d, stderr);
-}
-
-/* Run the pass on text's graph; the graph after it must pass the structure
- * check and the verifier.  *changes: what the pass counted. */
+/* Run the pass on text's graph (which must pass the structure check
+ * before it); the graph after it must pass the structure check and the
+ * verifier.  *changes: what the pass counted. */
 static Graph *run_pass(const char *text, int *changes)
 {
 	Graph *g = t_model(text);
-	Diag d;
-	diag_init(&d);
-	cr_assert(graph_check_structure(g, &d), "structure before the pass");
-	PassContext cx = {.opt_level = 1, .fold_limit_bytes = 1 << 20};
-	bool ok = pass_bnfold(g, &cx, &d);
-	if (!ok)
-		dump_diag(&d);
-	cr_assert(ok, "pass_bnfold failed");
-	ok = graph_check_structure(g, &d) && graph_verify(g, &d);
-	if (!ok)
-		dump_diag(&d);
-	cr_assert(ok, "the graph after pass_bnfold does not check");
-	diag_free(&d);
+	t_check_graph(g);
+	int ch = t_run_pass(g, pass_bnfold, (PassContext){.opt_level = 1, .fold_limit_bytes = 1 << 20});
 	if (changes)
-		*changes = cx.changes;
+		*changes = ch;
 	return g;
 }
 
@@ -68,25 +34,7 @@ static Graph *run_pass(const char *text, int *changes)
 static void assert_same_results(const char *text, const Graph *folded)
 {
 	Graph *ref = t_model(text);
-	cr_assert_eq(ref->ninputs, folded->ninputs);
-	cr_assert_eq(ref->noutputs, folded->noutputs);
-	Tensor **in = xcalloc((size_t)ref->ninputs + 1, sizeof *in);
-	for (int i = 0; i < ref->ninputs; i++) {
-		cr_assert_str_eq(ref->inputs[i]->name, folded->inputs[i]->name);
-		in[i] = tensor_new(ref->inputs[i]->type.dtype, &ref->inputs[i]->type.shape);
-		fill_random_input(in[i], 100 + (uint64_t)i);
-	}
-	Tensor **want = t_run(ref, in), **got = t_run(folded, in);
-	for (int k = 0; k < ref->noutputs; k++) {
-		cr_assert_str_eq(ref->outputs[k]->name, folded->outputs[k]->name, "output %d renamed", k);
-		const Shape *s = &want[k]->type.shape;
-		t_assert_close(got[k], s->rank, s->dim, want[k]->data, 1e-5, 1e-6);
-	}
-	t_free_outputs(ref, want);
-	t_free_outputs(folded, got);
-	for (int i = 0; i < ref->ninputs; i++)
-		tensor_free(in[i]);
-	free(in);
+	t_assert_same_results(ref, folded, 100, 1e-5, 1e-6);
 	graph_free(ref);
 }
 
@@ -109,12 +57,12 @@ Test(bnfold, conv_with_bias)
 	int changes = 0;
 	Graph *g = run_pass(conv_bias, &changes);
 	cr_assert_eq(changes, 1);
-	cr_assert_eq(count_op(g, OP_BATCHNORM), 0);
-	cr_assert_eq(count_op(g, OP_CONV), 1);
-	cr_assert_eq(count_op(g, OP_RELU), 1);
+	cr_assert_eq(t_count_op(g, OP_BATCHNORM), 0);
+	cr_assert_eq(t_count_op(g, OP_CONV), 1);
+	cr_assert_eq(t_count_op(g, OP_RELU), 1);
 	/* 2 new constants; w, b and the 4 statistics are gone */
-	cr_assert_eq(count_op(g, OP_CONSTANT), 2);
-	Node *cv = find_op(g, OP_CONV);
+	cr_assert_eq(t_count_op(g, OP_CONSTANT), 2);
+	Node *cv = t_find_op(g, OP_CONV);
 	cr_assert_eq(cv->nin, 3);
 	cr_assert_str_eq(cv->in[0]->name, "x");
 	cr_assert_str_eq(cv->in[1]->name, "w.folded");
@@ -125,7 +73,7 @@ Test(bnfold, conv_with_bias)
 	cr_assert_eq(attr_ints(cv, "strides", &st), 2);
 	cr_assert_eq(st[0], 2);
 	cr_assert_str_eq(cv->out[0]->name, "n");
-	cr_assert_eq(find_op(g, OP_RELU)->in[0], cv->out[0]);
+	cr_assert_eq(t_find_op(g, OP_RELU)->in[0], cv->out[0]);
 	cr_assert_null(graph_find_value(g, "w"));
 	cr_assert_null(graph_find_value(g, "bn.var"));
 	cr_assert_null(graph_find_value(g, "c"));
@@ -149,7 +97,7 @@ Test(bnfold, conv_without_bias_gets_one)
 	Graph *g = run_pass(conv_nobias, &changes);
 	cr_assert_eq(changes, 1);
 	cr_assert_eq(g->nnodes, 3, "w', b', conv: %d nodes", g->nnodes);
-	Node *cv = find_op(g, OP_CONV);
+	Node *cv = t_find_op(g, OP_CONV);
 	cr_assert_eq(cv->nin, 3);
 	cr_assert_str_eq(cv->in[2]->name, "c.bias");
 	cr_assert(shape_eq(&cv->in[2]->type.shape, &(Shape){1, {5}}));
@@ -175,8 +123,8 @@ static const char conv_depthwise[] =
 Test(bnfold, conv_depthwise)
 {
 	Graph *g = run_pass(conv_depthwise, NULL);
-	cr_assert_eq(count_op(g, OP_BATCHNORM), 0);
-	Node *cv = find_op(g, OP_CONV);
+	cr_assert_eq(t_count_op(g, OP_BATCHNORM), 0);
+	Node *cv = t_find_op(g, OP_CONV);
 	cr_assert_eq(attr_i(cv, "group"), 6);
 	assert_same_results(conv_depthwise, g);
 	graph_free(g);
@@ -195,8 +143,8 @@ static const char conv_groups[] =
 Test(bnfold, conv_groups)
 {
 	Graph *g = run_pass(conv_groups, NULL);
-	cr_assert_eq(count_op(g, OP_BATCHNORM), 0);
-	cr_assert_eq(find_op(g, OP_CONV)->nin, 3);
+	cr_assert_eq(t_count_op(g, OP_BATCHNORM), 0);
+	cr_assert_eq(t_find_op(g, OP_CONV)->nin, 3);
 	assert_same_results(conv_groups, g);
 	graph_free(g);
 }
@@ -221,7 +169,7 @@ Test(bnfold, conv_1d_and_3d_sharing_statistics)
 	int changes = 0;
 	Graph *g = run_pass(conv_1d_3d, &changes);
 	cr_assert_eq(changes, 2);
-	cr_assert_eq(count_op(g, OP_BATCHNORM), 0);
+	cr_assert_eq(t_count_op(g, OP_BATCHNORM), 0);
 	cr_assert_null(graph_find_value(g, "bn.scale"), "shared statistics removed once unused");
 	assert_same_results(conv_1d_3d, g);
 	graph_free(g);
@@ -250,7 +198,7 @@ Test(bnfold, shared_weights_stay_while_used)
 	cr_assert_eq(changes, 1);
 	cr_assert_not_null(graph_find_value(g, "w"), "still used by c2");
 	cr_assert_not_null(graph_find_value(g, "w.folded"));
-	cr_assert_eq(count_op(g, OP_CONV), 2);
+	cr_assert_eq(t_count_op(g, OP_CONV), 2);
 	assert_same_results(shared_weights, g);
 	graph_free(g);
 }
@@ -300,8 +248,8 @@ Test(bnfold, gemm_trans_b_0)
 	int changes = 0;
 	Graph *g = run_pass(gemm_tb0, &changes);
 	cr_assert_eq(changes, 1);
-	cr_assert_eq(count_op(g, OP_BATCHNORM), 0);
-	Node *gm = find_op(g, OP_GEMM);
+	cr_assert_eq(t_count_op(g, OP_BATCHNORM), 0);
+	Node *gm = t_find_op(g, OP_GEMM);
 	cr_assert_eq(gm->nin, 3);
 	cr_assert_str_eq(gm->in[1]->name, "B.folded");
 	cr_assert(shape_eq(&gm->in[1]->type.shape, &(Shape){2, {6, 5}}));
@@ -326,8 +274,8 @@ static const char gemm_tb1[] =
 Test(bnfold, gemm_trans_b_1_without_c)
 {
 	Graph *g = run_pass(gemm_tb1, NULL);
-	cr_assert_eq(count_op(g, OP_BATCHNORM), 0);
-	Node *gm = find_op(g, OP_GEMM);
+	cr_assert_eq(t_count_op(g, OP_BATCHNORM), 0);
+	Node *gm = t_find_op(g, OP_GEMM);
 	cr_assert_eq(gm->nin, 3);
 	cr_assert(shape_eq(&gm->in[1]->type.shape, &(Shape){2, {5, 6}}));
 	cr_assert_eq(attr_i(gm, "trans_b"), 1);
@@ -378,7 +326,7 @@ static void assert_unchanged(const char *text)
 		cr_assert_str_eq(g->nodes[i]->out[0]->name, before->nodes[i]->out[0]->name);
 		cr_assert_eq(g->nodes[i]->nin, before->nodes[i]->nin);
 	}
-	cr_assert_eq(count_op(g, OP_BATCHNORM), 1);
+	cr_assert_eq(t_count_op(g, OP_BATCHNORM), 1);
 	graph_free(before);
 	graph_free(g);
 }

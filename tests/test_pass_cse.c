@@ -4,90 +4,18 @@
  * before and after. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "passes.h"
-#include "rewrite.h"
 #include "test_util.h"
 #include "util.h"
 
-static int count_op(const Graph *g, OpKind op)
-{
-	int c = 0;
-	for (int i = 0; i < g->nnodes; i++)
-		c += g->nodes[i]->op == op;
-	return c;
-}
+static int cse(Graph *g) { return t_run_pass(g, pass_cse, (PassContext){.opt_level = 1}); }
 
-static Value *val(const Graph *g, const char *name)
-{
-	Value *v = graph_find_value(g, name);
-	cr_assert_not_null(v, "no value '%s'", name);
-	return v;
-}
-
-static bool is_const(const Value *v) { return v->def && v->def->op == OP_CONSTANT; }
-
-/* Structure exact and the graph verifies (warnings allowed). */
-static void check_graph(Graph *g)
-{
-	Diag d;
-	diag_init(&d);
-	bool ok = graph_check_structure(g, &d);
-	ok = ok && graph_verify(g, &d);
-	if (!ok)
-		diag_print(&d, stderr);
-	cr_assert(ok, "the graph does not check after the pass");
-	diag_free(&d);
-}
-
-/* Both graphs have the same inputs and outputs (names, types, order) and
- * compute the same outputs, bit for bit, from the same random inputs. */
-static void assert_same_results(const Graph *a, const Graph *b)
-{
-	cr_assert_eq(a->ninputs, b->ninputs);
-	cr_assert_eq(a->noutputs, b->noutputs);
-	Tensor **in = xcalloc((size_t)a->ninputs + 1, sizeof *in);
-	for (int i = 0; i < a->ninputs; i++) {
-		cr_assert_str_eq(a->inputs[i]->name, b->inputs[i]->name);
-		in[i] = tensor_new(a->inputs[i]->type.dtype, &a->inputs[i]->type.shape);
-		fill_random_input(in[i], 100 + (uint64_t)i);
-	}
-	Tensor **x = t_run(a, in), **y = t_run(b, in);
-	for (int i = 0; i < a->noutputs; i++) {
-		cr_assert_str_eq(a->outputs[i]->name, b->outputs[i]->name);
-		cr_assert_eq(x[i]->type.dtype, y[i]->type.dtype);
-		cr_assert(shape_eq(&x[i]->type.shape, &y[i]->type.shape));
-		cr_assert(tensor_bytes(x[i]) == 0 || memcmp(x[i]->data, y[i]->data, tensor_bytes(x[i])) == 0,
-			  "output '%s' changed", a->outputs[i]->name);
-	}
-	t_free_outputs(a, x);
-	t_free_outputs(b, y);
-	for (int i = 0; i < a->ninputs; i++)
-		tensor_free(in[i]);
-	free(in);
-}
-
-static int cse(Graph *g)
-{
-	PassContext cx = {.opt_level = 1};
-	Diag d;
-	diag_init(&d);
-	cr_assert(pass_cse(g, &cx, &d));
-	cr_assert_eq(d.nerrors, 0, "the pass reported an error");
-	diag_free(&d);
-	check_graph(g);
-	return cx.changes;
-}
-
+/* The model before and after the pass compute the same, bit for bit. */
 static Graph *cse_model(const char *text, int *changes)
 {
-	Graph *before = t_model(text), *after = t_model(text);
-	*changes = cse(after);
-	assert_same_results(before, after);
-	graph_free(before);
-	return after;
+	return t_pass_model(text, pass_cse, (PassContext){.opt_level = 1}, 0, 0, changes);
 }
 
 Test(cse, equal_nodes_merge_in_one_walk)
@@ -97,11 +25,11 @@ Test(cse, equal_nodes_merge_in_one_walk)
 			     "  d = exp(b)\n  y = add(c, d)\n  output y\n}\n",
 			     &ch);
 	cr_assert_eq(ch, 2);
-	cr_assert_eq(count_op(g, OP_RELU), 1);
-	cr_assert_eq(count_op(g, OP_EXP), 1);
-	Node *y = val(g, "y")->def;
-	cr_assert_eq(y->in[0], val(g, "c"));
-	cr_assert_eq(y->in[1], val(g, "c"));
+	cr_assert_eq(t_count_op(g, OP_RELU), 1);
+	cr_assert_eq(t_count_op(g, OP_EXP), 1);
+	Node *y = t_val(g, "y")->def;
+	cr_assert_eq(y->in[0], t_val(g, "c"));
+	cr_assert_eq(y->in[1], t_val(g, "c"));
 	cr_assert_null(graph_find_value(g, "b"));
 	cr_assert_null(graph_find_value(g, "d"));
 	graph_free(g);
@@ -116,9 +44,9 @@ Test(cse, different_attribute_values_stay)
 			     "  s = sum(a, b, c, d, e, f)\n  output s\n}\n",
 			     &ch);
 	cr_assert_eq(ch, 0);
-	cr_assert_eq(count_op(g, OP_SOFTMAX), 2);
-	cr_assert_eq(count_op(g, OP_LEAKY_RELU), 2);
-	cr_assert_eq(count_op(g, OP_GELU), 2);
+	cr_assert_eq(t_count_op(g, OP_SOFTMAX), 2);
+	cr_assert_eq(t_count_op(g, OP_LEAKY_RELU), 2);
+	cr_assert_eq(t_count_op(g, OP_GELU), 2);
 	graph_free(g);
 	/* list attributes: another perm, another split */
 	g = cse_model("graph g {\n  input x : f32[2, 3, 4]\n  a = transpose(x, perm=[0, 2, 1])\n"
@@ -126,8 +54,8 @@ Test(cse, different_attribute_values_stay)
 		      "  r, t = split(x, axis=2, split=[3, 1])\n  output a, b, p, q, r, t\n}\n",
 		      &ch);
 	cr_assert_eq(ch, 0);
-	cr_assert_eq(count_op(g, OP_TRANSPOSE), 2);
-	cr_assert_eq(count_op(g, OP_SPLIT), 2);
+	cr_assert_eq(t_count_op(g, OP_TRANSPOSE), 2);
+	cr_assert_eq(t_count_op(g, OP_SPLIT), 2);
 	graph_free(g);
 }
 
@@ -141,8 +69,8 @@ Test(cse, attribute_order_and_kind_do_not_matter)
 			     "  y = add(p, q)\n  z = add(c, d)\n  output y, z\n}\n",
 			     &ch);
 	cr_assert_eq(ch, 2);
-	cr_assert_eq(count_op(g, OP_GEMM), 1);
-	cr_assert_eq(count_op(g, OP_CLIP), 1);
+	cr_assert_eq(t_count_op(g, OP_GEMM), 1);
+	cr_assert_eq(t_count_op(g, OP_CLIP), 1);
 	graph_free(g);
 }
 
@@ -178,10 +106,10 @@ Test(cse, equal_constants_merge)
 	cr_assert_null(graph_find_value(g, "r2"));
 	cr_assert_not_null(graph_find_value(g, "z2"));
 	cr_assert_not_null(graph_find_value(g, "r3"));
-	cr_assert(is_const(val(g, "c")));
-	cr_assert(is_const(val(g, "d")));
-	cr_assert(is_const(val(g, "e")));
-	cr_assert_eq(count_op(g, OP_ADD), 3);
+	cr_assert(t_is_const(t_val(g, "c")));
+	cr_assert(t_is_const(t_val(g, "d")));
+	cr_assert(t_is_const(t_val(g, "e")));
+	cr_assert_eq(t_count_op(g, OP_ADD), 3);
 	graph_free(g);
 }
 
@@ -198,7 +126,7 @@ Test(cse, large_constants_by_initializer)
 	cr_assert_eq(ch, 2);
 	cr_assert_null(graph_find_value(g, "b"));
 	cr_assert_null(graph_find_value(g, "f"));
-	cr_assert_eq(count_op(g, OP_CONSTANT), 5);
+	cr_assert_eq(t_count_op(g, OP_CONSTANT), 5);
 	graph_free(g);
 }
 
@@ -208,18 +136,18 @@ Test(cse, outputs_keep_their_names)
 	/* both outputs: the later cannot become the earlier (an output already) */
 	Graph *g = cse_model("graph g {\n  input x : f32[2]\n  a = relu(x)\n  b = relu(x)\n  output a, b\n}\n", &ch);
 	cr_assert_eq(ch, 0);
-	cr_assert_eq(count_op(g, OP_RELU), 2);
+	cr_assert_eq(t_count_op(g, OP_RELU), 2);
 	graph_free(g);
 	/* the later is an output, the earlier is not: the earlier's node takes
 	 * over the output under its name */
 	g = cse_model("graph g {\n  input x : f32[2]\n  a = relu(x)\n  b = relu(x)\n  y = exp(a)\n  output y, b\n}\n",
 		      &ch);
 	cr_assert_eq(ch, 1);
-	cr_assert_eq(count_op(g, OP_RELU), 1);
-	Value *b = val(g, "b");
+	cr_assert_eq(t_count_op(g, OP_RELU), 1);
+	Value *b = t_val(g, "b");
 	cr_assert(b->is_output);
 	cr_assert_eq(g->outputs[1], b);
-	cr_assert_eq(val(g, "y")->def->in[0], b);
+	cr_assert_eq(t_val(g, "y")->def->in[0], b);
 	cr_assert_null(graph_find_value(g, "a"));
 	graph_free(g);
 	/* a constant output stays */
@@ -227,7 +155,7 @@ Test(cse, outputs_keep_their_names)
 		      "  y = add(x, a)\n  output y, b\n}\n",
 		      &ch);
 	cr_assert_eq(ch, 0);
-	cr_assert_eq(count_op(g, OP_CONSTANT), 2);
+	cr_assert_eq(t_count_op(g, OP_CONSTANT), 2);
 	graph_free(g);
 }
 
@@ -238,8 +166,8 @@ Test(cse, multi_result_nodes)
 			     "  a2, b2 = split(x, split=[1, 3])\n  s = concat(a1, b2, a2, b1, axis=0)\n  output s\n}\n",
 			     &ch);
 	cr_assert_eq(ch, 1);
-	cr_assert_eq(count_op(g, OP_SPLIT), 1);
-	Node *s = val(g, "s")->def;
+	cr_assert_eq(t_count_op(g, OP_SPLIT), 1);
+	Node *s = t_val(g, "s")->def;
 	cr_assert_eq(s->in[0], s->in[2]);
 	cr_assert_eq(s->in[1], s->in[3]);
 	graph_free(g);
@@ -248,7 +176,7 @@ Test(cse, multi_result_nodes)
 		      "  s = concat(a, b, p, q, r, t, axis=0)\n  output s\n}\n",
 		      &ch);
 	cr_assert_eq(ch, 0);
-	cr_assert_eq(count_op(g, OP_SPLIT), 2);
+	cr_assert_eq(t_count_op(g, OP_SPLIT), 2);
 	graph_free(g);
 }
 

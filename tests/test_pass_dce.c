@@ -4,93 +4,35 @@
  * interpreter gives the same outputs before and after. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "passes.h"
-#include "rewrite.h"
 #include "test_util.h"
 #include "util.h"
 
-static int count_op(const Graph *g, OpKind op)
-{
-	int c = 0;
-	for (int i = 0; i < g->nnodes; i++)
-		c += g->nodes[i]->op == op;
-	return c;
-}
-
-static Value *val(const Graph *g, const char *name)
-{
-	Value *v = graph_find_value(g, name);
-	cr_assert_not_null(v, "no value '%s'", name);
-	return v;
-}
-
-/* Structure exact and the graph verifies (warnings allowed). */
-static void check_graph(Graph *g)
+/* Nothing dead is left: the verifier has nothing to warn about. */
+static void assert_nothing_dead(Graph *g)
 {
 	Diag d;
-	diag_init(&d);
-	bool ok = graph_check_structure(g, &d);
-	ok = ok && graph_verify(g, &d);
-	if (!ok)
-		diag_print(&d, stderr);
-	cr_assert(ok, "the graph does not check after the pass");
-	diag_free(&d);
-}
-
-/* Both graphs have the same inputs and outputs (names, types, order) and
- * compute the same outputs, bit for bit, from the same random inputs. */
-static void assert_same_results(const Graph *a, const Graph *b)
-{
-	cr_assert_eq(a->ninputs, b->ninputs);
-	cr_assert_eq(a->noutputs, b->noutputs);
-	Tensor **in = xcalloc((size_t)a->ninputs + 1, sizeof *in);
-	for (int i = 0; i < a->ninputs; i++) {
-		cr_assert_str_eq(a->inputs[i]->name, b->inputs[i]->name);
-		in[i] = tensor_new(a->inputs[i]->type.dtype, &a->inputs[i]->type.shape);
-		fill_random_input(in[i], 100 + (uint64_t)i);
-	}
-	Tensor **x = t_run(a, in), **y = t_run(b, in);
-	for (int i = 0; i < a->noutputs; i++) {
-		cr_assert_str_eq(a->outputs[i]->name, b->outputs[i]->name);
-		cr_assert_eq(x[i]->type.dtype, y[i]->type.dtype);
-		cr_assert(shape_eq(&x[i]->type.shape, &y[i]->type.shape));
-		cr_assert(tensor_bytes(x[i]) == 0 || memcmp(x[i]->data, y[i]->data, tensor_bytes(x[i])) == 0,
-			  "output '%s' changed", a->outputs[i]->name);
-	}
-	t_free_outputs(a, x);
-	t_free_outputs(b, y);
-	for (int i = 0; i < a->ninputs; i++)
-		tensor_free(in[i]);
-	free(in);
-}
-
-static int dce(Graph *g)
-{
-	PassContext cx = {.opt_level = 1};
-	Diag d;
-	diag_init(&d);
-	cr_assert(pass_dce(g, &cx, &d));
-	cr_assert_eq(d.nerrors, 0, "the pass reported an error");
-	diag_free(&d);
-	check_graph(g);
-	/* nothing dead is left: the verifier has nothing to warn about */
 	diag_init(&d);
 	cr_assert(graph_verify(g, &d));
 	cr_assert_null(diag_find(&d, "is computed but never used"));
 	diag_free(&d);
-	return cx.changes;
 }
 
+static int dce(Graph *g)
+{
+	int changes = t_run_pass(g, pass_dce, (PassContext){.opt_level = 1});
+	assert_nothing_dead(g);
+	return changes;
+}
+
+/* The model before and after the pass compute the same, bit for bit. */
 static Graph *dce_model(const char *text, int *changes)
 {
-	Graph *before = t_model(text), *after = t_model(text);
-	*changes = dce(after);
-	assert_same_results(before, after);
-	graph_free(before);
-	return after;
+	Graph *g = t_pass_model(text, pass_dce, (PassContext){.opt_level = 1}, 0, 0, changes);
+	assert_nothing_dead(g);
+	return g;
 }
 
 Test(dce, dead_nodes_go_inputs_and_live_results_stay)
@@ -101,20 +43,20 @@ Test(dce, dead_nodes_go_inputs_and_live_results_stay)
 			     "  y = relu(a)\n  output y\n}\n",
 			     &ch);
 	cr_assert_eq(ch, 4); /* s, t, v, w */
-	cr_assert_eq(count_op(g, OP_EXP), 0);
-	cr_assert_eq(count_op(g, OP_NEG), 0);
-	cr_assert_eq(count_op(g, OP_ADD), 0);
-	cr_assert_eq(count_op(g, OP_CONSTANT), 0);
+	cr_assert_eq(t_count_op(g, OP_EXP), 0);
+	cr_assert_eq(t_count_op(g, OP_NEG), 0);
+	cr_assert_eq(t_count_op(g, OP_ADD), 0);
+	cr_assert_eq(t_count_op(g, OP_CONSTANT), 0);
 	cr_assert_null(graph_find_value(g, "t"));
 	cr_assert_null(graph_find_value(g, "w"));
 	/* an unused input stays an input, in its place */
 	cr_assert_eq(g->ninputs, 2);
 	cr_assert_str_eq(g->inputs[1]->name, "u");
-	cr_assert(val(g, "u")->is_input);
+	cr_assert(t_val(g, "u")->is_input);
 	/* a live node keeps its unused result */
-	cr_assert_eq(count_op(g, OP_SPLIT), 1);
-	Value *b = val(g, "_b");
-	cr_assert_eq(b->def, val(g, "a")->def);
+	cr_assert_eq(t_count_op(g, OP_SPLIT), 1);
+	Value *b = t_val(g, "_b");
+	cr_assert_eq(b->def, t_val(g, "a")->def);
 	cr_assert_eq(b->def->nout, 2);
 	graph_free(g);
 }
@@ -138,7 +80,7 @@ Test(dce, reader_of_an_output)
 			     &ch);
 	cr_assert_eq(ch, 2);
 	cr_assert_eq(g->nnodes, 1);
-	cr_assert_eq(val(g, "y")->def->op, OP_RELU);
+	cr_assert_eq(t_val(g, "y")->def->op, OP_RELU);
 	graph_free(g);
 }
 
@@ -149,7 +91,7 @@ Test(dce, dead_multi_result_node)
 			     "  y = relu(q)\n  output y\n}\n",
 			     &ch);
 	cr_assert_eq(ch, 1);
-	cr_assert_eq(count_op(g, OP_SPLIT), 1);
+	cr_assert_eq(t_count_op(g, OP_SPLIT), 1);
 	cr_assert_null(graph_find_value(g, "a"));
 	cr_assert_null(graph_find_value(g, "b"));
 	cr_assert_not_null(graph_find_value(g, "p"));

@@ -4,99 +4,27 @@
  * bit for bit, before and after; and the cases where it must not fire. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "passes.h"
-#include "rewrite.h"
 #include "test_util.h"
 #include "util.h"
 
-static int count_op(const Graph *g, OpKind op)
-{
-	int c = 0;
-	for (int i = 0; i < g->nnodes; i++)
-		c += g->nodes[i]->op == op;
-	return c;
-}
+static PassContext fold_cx(uint64_t limit) { return (PassContext){.opt_level = 1, .fold_limit_bytes = limit}; }
 
-static Value *val(const Graph *g, const char *name)
-{
-	Value *v = graph_find_value(g, name);
-	cr_assert_not_null(v, "no value '%s'", name);
-	return v;
-}
+static int fold(Graph *g, uint64_t limit) { return t_run_pass(g, pass_fold, fold_cx(limit)); }
 
-static bool is_const(const Value *v) { return v->def && v->def->op == OP_CONSTANT; }
-
-/* Structure exact and the graph verifies (warnings allowed). */
-static void check_graph(Graph *g)
-{
-	Diag d;
-	diag_init(&d);
-	bool ok = graph_check_structure(g, &d);
-	ok = ok && graph_verify(g, &d);
-	if (!ok)
-		diag_print(&d, stderr);
-	cr_assert(ok, "the graph does not check after the pass");
-	diag_free(&d);
-}
-
-static int fold(Graph *g, uint64_t limit)
-{
-	PassContext cx = {.opt_level = 1, .fold_limit_bytes = limit};
-	Diag d;
-	diag_init(&d);
-	bool ok = pass_fold(g, &cx, &d);
-	cr_assert(ok);
-	cr_assert_eq(d.nerrors, 0, "the pass reported an error");
-	diag_free(&d);
-	check_graph(g);
-	return cx.changes;
-}
-
-/* Both graphs have the same inputs and outputs (names, types, order) and
- * compute the same outputs, bit for bit, from the same random inputs. */
-static void assert_same_results(const Graph *a, const Graph *b)
-{
-	cr_assert_eq(a->ninputs, b->ninputs);
-	cr_assert_eq(a->noutputs, b->noutputs);
-	Tensor **in = xcalloc((size_t)a->ninputs + 1, sizeof *in);
-	for (int i = 0; i < a->ninputs; i++) {
-		cr_assert_str_eq(a->inputs[i]->name, b->inputs[i]->name);
-		in[i] = tensor_new(a->inputs[i]->type.dtype, &a->inputs[i]->type.shape);
-		fill_random_input(in[i], 100 + (uint64_t)i);
-	}
-	Tensor **x = t_run(a, in), **y = t_run(b, in);
-	for (int i = 0; i < a->noutputs; i++) {
-		cr_assert_str_eq(a->outputs[i]->name, b->outputs[i]->name);
-		cr_assert_eq(x[i]->type.dtype, y[i]->type.dtype);
-		cr_assert(shape_eq(&x[i]->type.shape, &y[i]->type.shape));
-		cr_assert(tensor_bytes(x[i]) == 0 || memcmp(x[i]->data, y[i]->data, tensor_bytes(x[i])) == 0,
-			  "output '%s' changed", a->outputs[i]->name);
-	}
-	t_free_outputs(a, x);
-	t_free_outputs(b, y);
-	for (int i = 0; i < a->ninputs; i++)
-		tensor_free(in[i]);
-	free(in);
-}
-
-/* Fold the model (limit as in PassContext), compare with the unfolded one;
- * returns the folded graph and the change count. */
+/* Fold the model (limit as in PassContext), compare with the unfolded one
+ * (bit for bit); returns the folded graph and the change count. */
 static Graph *fold_model(const char *text, uint64_t limit, int *changes)
 {
-	Graph *before = t_model(text), *after = t_model(text);
-	*changes = fold(after, limit);
-	assert_same_results(before, after);
-	graph_free(before);
-	return after;
+	return t_pass_model(text, pass_fold, fold_cx(limit), 0, 0, changes);
 }
 
 /* The data of a constant value. */
 static Tensor *const_data(const Value *v)
 {
-	cr_assert(is_const(v), "'%s' is not a constant", v->name);
+	cr_assert(t_is_const(v), "'%s' is not a constant", v->name);
 	Tensor *t = tensor_new(v->type.dtype, &v->type.shape);
 	Diag d;
 	diag_init(&d);
@@ -113,14 +41,14 @@ Test(fold, chain_folds_in_one_walk)
 			      "  y = add(x, e)\n  output y\n}\n",
 			      0, &ch);
 	cr_assert_eq(ch, 3);
-	cr_assert_eq(count_op(g, OP_ADD), 1);
-	cr_assert_eq(count_op(g, OP_MUL), 0);
-	cr_assert_eq(count_op(g, OP_NEG), 0);
+	cr_assert_eq(t_count_op(g, OP_ADD), 1);
+	cr_assert_eq(t_count_op(g, OP_MUL), 0);
+	cr_assert_eq(t_count_op(g, OP_NEG), 0);
 	/* e is a constant under its own name; what only fed the fold is gone */
-	Value *e = val(g, "e");
-	cr_assert(is_const(e));
+	Value *e = t_val(g, "e");
+	cr_assert(t_is_const(e));
 	cr_assert_eq(e->def->init.kind, INIT_TENSOR);
-	cr_assert_eq(val(g, "y")->def->in[1], e);
+	cr_assert_eq(t_val(g, "y")->def->in[1], e);
 	cr_assert_null(graph_find_value(g, "t"));
 	cr_assert_null(graph_find_value(g, "u"));
 	cr_assert_null(graph_find_value(g, "a"));
@@ -138,9 +66,9 @@ Test(fold, shape_of_an_input_is_known)
 			      "  const two : i64[] = [2]\n  t = mul(s, two)\n  y = add(k, t)\n  output y\n}\n",
 			      0, &ch);
 	cr_assert_eq(ch, 2);
-	cr_assert_eq(count_op(g, OP_SHAPE), 0);
-	cr_assert_eq(count_op(g, OP_MUL), 0);
-	Tensor *t = const_data(val(g, "t"));
+	cr_assert_eq(t_count_op(g, OP_SHAPE), 0);
+	cr_assert_eq(t_count_op(g, OP_MUL), 0);
+	Tensor *t = const_data(t_val(g, "t"));
 	t_assert_i64(t, 1, DIMS(2), I64S(4, 10));
 	tensor_free(t);
 	/* x is still an input (unused now), in its place */
@@ -155,8 +83,8 @@ Test(fold, output_stays_computed)
 	/* only an output: nothing to do */
 	Graph *g = fold_model("graph g {\n  const a : f32[2] = [1, 2]\n  y = neg(a)\n  output y\n}\n", 0, &ch);
 	cr_assert_eq(ch, 0);
-	cr_assert_eq(count_op(g, OP_NEG), 1);
-	cr_assert_eq(val(g, "y")->def->op, OP_NEG);
+	cr_assert_eq(t_count_op(g, OP_NEG), 1);
+	cr_assert_eq(t_val(g, "y")->def->op, OP_NEG);
 	graph_free(g);
 	/* an output that a node reads too: the node takes the constant, the
 	 * output keeps its node and its name */
@@ -164,12 +92,12 @@ Test(fold, output_stays_computed)
 		       "  z = mul(x, y)\n  output y, z\n}\n",
 		       0, &ch);
 	cr_assert_eq(ch, 1);
-	Value *y = val(g, "y");
+	Value *y = t_val(g, "y");
 	cr_assert_eq(y->def->op, OP_NEG);
 	cr_assert(y->is_output);
 	cr_assert_eq(g->outputs[0], y);
-	Value *c = val(g, "z")->def->in[1];
-	cr_assert(is_const(c));
+	Value *c = t_val(g, "z")->def->in[1];
+	cr_assert(t_is_const(c));
 	cr_assert_neq(c, y);
 	graph_free(g);
 }
@@ -181,18 +109,18 @@ Test(fold, results_above_the_cap_stay)
 	int ch;
 	Graph *g = fold_model(m, 8, &ch); /* t is 16 bytes */
 	cr_assert_eq(ch, 0);
-	cr_assert_eq(count_op(g, OP_ADD), 1);
+	cr_assert_eq(t_count_op(g, OP_ADD), 1);
 	graph_free(g);
 	g = fold_model(m, 16, &ch); /* at the cap: folds */
 	cr_assert_eq(ch, 1);
-	cr_assert_eq(count_op(g, OP_ADD), 0);
+	cr_assert_eq(t_count_op(g, OP_ADD), 0);
 	graph_free(g);
 	/* an operand above the cap: not materialized, not folded */
 	g = fold_model("graph g {\n  input x : f32[1]\n  const a : f32[8] = [1, 2, 3, 4, 5, 6, 7, 8]\n"
 		       "  const i : i64[1] = [3]\n  t = gather(a, i, axis=0)\n  y = add(x, t)\n  output y\n}\n",
 		       16, &ch);
 	cr_assert_eq(ch, 0);
-	cr_assert_eq(count_op(g, OP_GATHER), 1);
+	cr_assert_eq(t_count_op(g, OP_GATHER), 1);
 	graph_free(g);
 }
 
@@ -202,12 +130,12 @@ Test(fold, default_cap_is_16_mib)
 	Graph *g = t_model("graph g {\n  input x : f32[1]\n  const c : f32[] = [2]\n"
 			   "  t = expand(c, shape=[4194304])\n  y = add(x, t)\n  output y\n}\n");
 	cr_assert_eq(fold(g, 0), 1);
-	cr_assert_eq(count_op(g, OP_EXPAND), 0);
+	cr_assert_eq(t_count_op(g, OP_EXPAND), 0);
 	graph_free(g);
 	g = t_model("graph g {\n  input x : f32[1]\n  const c : f32[] = [2]\n"
 		    "  t = expand(c, shape=[4194305])\n  y = add(x, t)\n  output y\n}\n");
 	cr_assert_eq(fold(g, 0), 0);
-	cr_assert_eq(count_op(g, OP_EXPAND), 1);
+	cr_assert_eq(t_count_op(g, OP_EXPAND), 1);
 	graph_free(g);
 }
 
@@ -218,8 +146,8 @@ Test(fold, kernel_error_leaves_the_node)
 			   "  const idx : i64[1] = [5]\n  t = gather(data, idx, axis=0)\n  y = add(x, t)\n"
 			   "  output y\n}\n");
 	cr_assert_eq(fold(g, 0), 0);
-	cr_assert_eq(count_op(g, OP_GATHER), 1);
-	cr_assert_eq(count_op(g, OP_CONSTANT), 2);
+	cr_assert_eq(t_count_op(g, OP_GATHER), 1);
+	cr_assert_eq(t_count_op(g, OP_CONSTANT), 2);
 	graph_free(g);
 }
 
@@ -232,20 +160,20 @@ Test(fold, multi_result_nodes)
 			      "  output y\n}\n",
 			      0, &ch);
 	cr_assert_eq(ch, 1);
-	cr_assert_eq(count_op(g, OP_SPLIT), 0);
-	Tensor *t = const_data(val(g, "b"));
+	cr_assert_eq(t_count_op(g, OP_SPLIT), 0);
+	Tensor *t = const_data(t_val(g, "b"));
 	t_assert_close(t, 1, DIMS(2), F32S(3, 4), 0, 0);
 	tensor_free(t);
 	cr_assert_null(graph_find_value(g, "_r"));
-	cr_assert_eq(count_op(g, OP_CONSTANT), 2);
+	cr_assert_eq(t_count_op(g, OP_CONSTANT), 2);
 	graph_free(g);
 	/* dropout (inference: deterministic) with its mask */
 	g = fold_model("graph g {\n  input x : f32[2]\n  input k : bool[2]\n  const c : f32[2] = [1, 2]\n"
 		       "  o, m = dropout(c)\n  y = add(x, o)\n  z = concat(k, m, axis=0)\n  output y, z\n}\n",
 		       0, &ch);
 	cr_assert_eq(ch, 1);
-	cr_assert_eq(count_op(g, OP_DROPOUT), 0);
-	cr_assert(is_const(val(g, "m")));
+	cr_assert_eq(t_count_op(g, OP_DROPOUT), 0);
+	cr_assert(t_is_const(t_val(g, "m")));
 	graph_free(g);
 }
 
@@ -258,10 +186,10 @@ Test(fold, multi_result_node_with_an_output)
 			      "  a, b = split(c, split=[2, 2])\n  y = add(x, b)\n  output a, y\n}\n",
 			      0, &ch);
 	cr_assert_eq(ch, 1);
-	cr_assert_eq(count_op(g, OP_SPLIT), 1);
-	cr_assert_eq(val(g, "a")->def->op, OP_SPLIT);
-	cr_assert(is_const(val(g, "b")));
-	cr_assert_eq(val(g, "y")->def->in[1], val(g, "b"));
+	cr_assert_eq(t_count_op(g, OP_SPLIT), 1);
+	cr_assert_eq(t_val(g, "a")->def->op, OP_SPLIT);
+	cr_assert(t_is_const(t_val(g, "b")));
+	cr_assert_eq(t_val(g, "y")->def->in[1], t_val(g, "b"));
 	graph_free(g);
 }
 
@@ -272,9 +200,9 @@ Test(fold, constant_of_shape)
 			      "  y = add(x, z)\n  output y\n}\n",
 			      0, &ch);
 	cr_assert_eq(ch, 1);
-	cr_assert_eq(count_op(g, OP_CONSTANT_OF_SHAPE), 0);
-	Value *z = val(g, "z");
-	cr_assert(is_const(z));
+	cr_assert_eq(t_count_op(g, OP_CONSTANT_OF_SHAPE), 0);
+	Value *z = t_val(g, "z");
+	cr_assert(t_is_const(z));
 	cr_assert_eq(z->def->init.kind, INIT_FILL); /* no data to hold */
 	cr_assert_eq(z->def->init.a, 1.5);
 	graph_free(g);
@@ -282,8 +210,8 @@ Test(fold, constant_of_shape)
 		       "  w = mul(z, z)\n  y = add(x, w)\n  output y\n}\n",
 		       0, &ch);
 	cr_assert_eq(ch, 2);
-	cr_assert_eq(count_op(g, OP_MUL), 0);
-	Tensor *t = const_data(val(g, "w"));
+	cr_assert_eq(t_count_op(g, OP_MUL), 0);
+	Tensor *t = const_data(t_val(g, "w"));
 	t_assert_i64(t, 1, DIMS(3), I64S(49, 49, 49));
 	tensor_free(t);
 	graph_free(g);
@@ -300,8 +228,8 @@ Test(fold, generated_constants)
 			      "  y = add(h, u)\n  output y\n}\n",
 			      0, &ch);
 	cr_assert_eq(ch, 3);
-	cr_assert_eq(count_op(g, OP_MATMUL), 1);
-	cr_assert_eq(count_op(g, OP_RELU), 0);
+	cr_assert_eq(t_count_op(g, OP_MATMUL), 1);
+	cr_assert_eq(t_count_op(g, OP_RELU), 0);
 	graph_free(g);
 }
 
@@ -338,7 +266,7 @@ Test(fold, long_chain_is_linear, .timeout = 60)
 	cr_assert_eq(fold(g, 0), 100000);
 	double s = (double)(clock() - t0) / CLOCKS_PER_SEC;
 	cr_assert_eq(g->nnodes, 2);
-	Tensor *t = const_data(val(g, "v99999"));
+	Tensor *t = const_data(t_val(g, "v99999"));
 	t_assert_close(t, 1, DIMS(2), F32S(1, 2), 0, 0); /* an even number of negations */
 	tensor_free(t);
 	cr_assert(s < 20, "folding a 100,000-node chain took %.1f s", s);

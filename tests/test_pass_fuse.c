@@ -11,7 +11,6 @@
 
 #include "passes.h"
 #include "printer.h"
-#include "rewrite.h"
 #include "test_util.h"
 
 static char *print_to_string(const Graph *g, bool groups)
@@ -137,13 +136,7 @@ static Graph *fused(const char *text)
 {
 	Graph *g = t_model(text);
 	char *before = print_to_string(g, false);
-	Diag d;
-	diag_init(&d);
-	PassContext cx = {.opt_level = 2, .fold_limit_bytes = 1 << 20};
-	cr_assert(pass_fuse(g, &cx, &d));
-	cr_assert_eq(cx.changes, 0);
-	cr_assert(graph_check_structure(g, &d) && graph_verify(g, &d));
-	diag_free(&d);
+	cr_assert_eq(t_run_pass(g, pass_fuse, (PassContext){.opt_level = 2, .fold_limit_bytes = 1 << 20}), 0);
 	char *after = print_to_string(g, false);
 	cr_assert_str_eq(before, after, "pass_fuse changed the graph");
 	free(before);

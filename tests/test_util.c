@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rewrite.h"
 #include "test_util.h"
 #include "util.h"
 
@@ -101,6 +102,17 @@ static void assert_shape(const Tensor *got, int rank, const int64_t *dims)
 		  shape_str(&want, b, sizeof b));
 }
 
+/* x is w within atol + rtol * |w|; NaN matches NaN, an infinity only
+ * itself. */
+static bool close_to(double x, double w, double rtol, double atol)
+{
+	if (isnan(w))
+		return isnan(x);
+	if (isinf(w))
+		return x == w;
+	return fabs(x - w) <= atol + rtol * fabs(w);
+}
+
 void t_assert_close(const Tensor *got, int rank, const int64_t *dims, const float *want, double rtol, double atol)
 {
 	cr_assert_eq(got->type.dtype, DT_F32, "dtype %s, expected f32", dtype_name(got->type.dtype));
@@ -108,16 +120,7 @@ void t_assert_close(const Tensor *got, int rank, const int64_t *dims, const floa
 	const float *g = got->data;
 	for (int64_t i = 0; i < tensor_numel(got); i++) {
 		double w = want[i], x = g[i];
-		if (isnan(w)) {
-			cr_assert(isnan(x), "element %lld: got %.9g, expected nan", (long long)i, x);
-			continue;
-		}
-		if (isinf(w)) {
-			cr_assert(x == w, "element %lld: got %.9g, expected %g", (long long)i, x, w);
-			continue;
-		}
-		cr_assert(fabs(x - w) <= atol + rtol * fabs(w), "element %lld: got %.9g, expected %.9g", (long long)i, x,
-			  w);
+		cr_assert(close_to(x, w, rtol, atol), "element %lld: got %.9g, expected %.9g", (long long)i, x, w);
 	}
 }
 
@@ -181,6 +184,134 @@ void t_verify_fails(Graph *g, const char *msg)
 	diag_free(&d);
 	cr_assert(!ok, "verification passed, expected \"%s\"", msg);
 	cr_assert(found, "no error containing \"%s\"", msg);
+}
+
+int t_count_op(const Graph *g, OpKind op)
+{
+	int k = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		k += g->nodes[i]->op == op;
+	return k;
+}
+
+Node *t_find_op(const Graph *g, OpKind op)
+{
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i]->op == op)
+			return g->nodes[i];
+	return NULL;
+}
+
+Value *t_val(const Graph *g, const char *name)
+{
+	Value *v = graph_find_value(g, name);
+	cr_assert_not_null(v, "no value '%s'", name);
+	return v;
+}
+
+bool t_is_const(const Value *v)
+{
+	return v->def && v->def->op == OP_CONSTANT;
+}
+
+void t_check_graph(Graph *g)
+{
+	Diag d;
+	diag_init(&d);
+	bool ok = graph_check_structure(g, &d) && graph_verify(g, &d);
+	if (!ok)
+		dump(&d);
+	diag_free(&d);
+	cr_assert(ok, "the graph does not check (structure or verifier)");
+}
+
+int t_run_pass(Graph *g, TPassFn *pass, PassContext cx)
+{
+	Diag d;
+	diag_init(&d);
+	bool ok = pass(g, &cx, &d);
+	int nerrors = d.nerrors;
+	if (!ok || nerrors)
+		dump(&d);
+	diag_free(&d);
+	cr_assert(ok, "the pass failed");
+	cr_assert_eq(nerrors, 0, "the pass reported an error");
+	t_check_graph(g);
+	return cx.changes;
+}
+
+Tensor **t_random_inputs(const Graph *g, uint64_t seed)
+{
+	Tensor **in = xcalloc((size_t)g->ninputs + 1, sizeof *in);
+	for (int i = 0; i < g->ninputs; i++) {
+		in[i] = tensor_new(g->inputs[i]->type.dtype, &g->inputs[i]->type.shape);
+		fill_random_input(in[i], seed + (uint64_t)i);
+	}
+	return in;
+}
+
+void t_free_inputs(const Graph *g, Tensor **in)
+{
+	for (int i = 0; i < g->ninputs; i++)
+		tensor_free(in[i]);
+	free(in);
+}
+
+/* The values (inputs or outputs: `what`) of b are a's, by name, type and
+ * order. */
+static void assert_same_values(const char *what, Value *const *a, int na, Value *const *b, int nb)
+{
+	cr_assert_eq(nb, na, "%d %ss, expected %d", nb, what, na);
+	for (int i = 0; i < na; i++) {
+		cr_assert_str_eq(b[i]->name, a[i]->name, "%s %d", what, i);
+		cr_assert_eq(b[i]->type.dtype, a[i]->type.dtype, "%s '%s''s dtype", what, a[i]->name);
+		cr_assert(shape_eq(&b[i]->type.shape, &a[i]->type.shape), "%s '%s''s shape", what, a[i]->name);
+	}
+}
+
+void t_assert_same_results(const Graph *a, const Graph *b, uint64_t seed, double rtol, double atol)
+{
+	assert_same_values("input", a->inputs, a->ninputs, b->inputs, b->ninputs);
+	assert_same_values("output", a->outputs, a->noutputs, b->outputs, b->noutputs);
+	for (int i = 0; i < a->noutputs; i++)
+		cr_assert(graph_find_value(b, a->outputs[i]->name) == b->outputs[i], "output '%s' is not found by its name",
+			  a->outputs[i]->name);
+	Tensor **in = t_random_inputs(a, seed);
+	Tensor **want = t_run(a, in), **got = t_run(b, in);
+	for (int i = 0; i < a->noutputs; i++) {
+		const char *name = a->outputs[i]->name;
+		const Tensor *w = want[i], *x = got[i];
+		char s1[128], s2[128];
+		cr_assert_eq(x->type.dtype, w->type.dtype, "output '%s': dtype %s, expected %s", name,
+			     dtype_name(x->type.dtype), dtype_name(w->type.dtype));
+		cr_assert(shape_eq(&x->type.shape, &w->type.shape), "output '%s': shape %s, expected %s", name,
+			  shape_str(&x->type.shape, s1, sizeof s1), shape_str(&w->type.shape, s2, sizeof s2));
+		if (rtol == 0 && atol == 0) {
+			/* (an empty tensor may have no data at all: no memcmp of NULL) */
+			size_t n = tensor_bytes(w);
+			cr_assert(n == 0 || memcmp(x->data, w->data, n) == 0, "output '%s' changed", name);
+			continue;
+		}
+		for (int64_t k = 0; k < tensor_numel(w); k++) {
+			double u = tensor_get_f(w, k), v = tensor_get_f(x, k);
+			cr_assert(close_to(v, u, rtol, atol), "output '%s'[%lld]: %.9g before, %.9g after", name, (long long)k,
+				  u, v);
+		}
+	}
+	t_free_outputs(a, want);
+	t_free_outputs(b, got);
+	t_free_inputs(a, in);
+}
+
+Graph *t_pass_model(const char *text, TPassFn *pass, PassContext cx, double rtol, double atol, int *changes)
+{
+	Graph *before = t_model(text), *after = t_model(text);
+	int ch = t_run_pass(after, pass, cx);
+	if (changes)
+		*changes = ch;
+	t_assert_same_results(before, after, 100, rtol, atol);
+	graph_free(before);
+	return after;
 }
 
 /* diag_print never writes a binary file's bytes to the terminal, and shows
