@@ -49,7 +49,17 @@ typedef struct {
 } Pass;
 
 /* ---- the target stages ---------------------------------------------------- */
-static bool st_legalize(Unit *u, Diag *d) { return legality_check(u->g, u->t, d, NULL); }
+static bool st_legalize(Unit *u, Diag *d)
+{
+	if (!legality_check(u->g, u->t, d, NULL))
+		return false;
+	for (int i = 0; i < u->g->nnodes; i++) {
+		const Node *n = u->g->nodes[i];
+		const LegalEntry *e = n->op == OP_CONSTANT ? NULL : target_legality(u->t, n);
+		u->count += e && e->action != LEGAL_NATIVE;
+	}
+	return true;
+}
 static void dump_legalize(FILE *out, const Unit *u)
 {
 	Diag d;
@@ -114,7 +124,7 @@ static const Pass pipeline[] = {
 	 "nodes whose results nothing uses"},
 	{"fuse",          2,  pass_fuse,         NULL,         NULL,         "kernels",
 	 "kernels: elementwise chains, epilogues of matmul/gemm/conv, prologues of reductions"},
-	{"legalize",      0,  NULL,              st_legalize,  dump_legalize, NULL,
+	{"legalize",      0,  NULL,              st_legalize,  dump_legalize, "not_native",
 	 "each node native, expanded, fallback or unsupported, from the target's legality table"},
 	{"plan-memory",   0,  NULL,              st_plan,      dump_plan,    "bytes",
 	 "workspace by liveness: reuse, in place, views (-O0: one slot per value)"},

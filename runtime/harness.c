@@ -6,6 +6,11 @@
  *   harness ARG...      ARG: i:FILE:BYTES (input), o:FILE:BYTES (output),
  *                       w:BYTES (the workspace, last)
  *
+ * GDCC_RUN_FILL=BYTE (e.g. 0xff): the workspace and the outputs start filled
+ * with that byte instead of zeros, so that a program that read a byte it
+ * had not written (a memory plan that let two live values share bytes)
+ * shows it (tests/opt_levels.sh).
+ *
  * Exit status: 0, or 2 on a bad argument, 3 on an I/O error, 4 when the
  * model reports a run-time error (an index out of range). */
 #include <stdint.h>
@@ -32,6 +37,8 @@ int main(int argc, char **argv)
 	size_t *sizes = calloc((size_t)(n > 0 ? n : 1), sizeof *sizes);
 	if (!args || !files || !sizes)
 		return 3;
+	const char *fill = getenv("GDCC_RUN_FILL");
+	int fill_byte = fill && *fill ? (int)strtol(fill, NULL, 0) & 0xff : 0;
 	for (int i = 0; i < n; i++) {
 		char *a = argv[i + 1];
 		char kind = a[0];
@@ -53,6 +60,8 @@ int main(int argc, char **argv)
 		args[i] = alloc(sizes[i]);
 		if (!args[i])
 			return 3;
+		if (kind != 'i' && fill_byte)
+			memset(args[i], fill_byte, sizes[i]);
 		if (kind == 'i') {
 			FILE *f = fopen(files[i], "rb");
 			if (!f || fread(args[i], 1, sizes[i], f) != sizes[i]) {

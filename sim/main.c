@@ -389,8 +389,14 @@ int main(int argc, char **argv)
 		text = read_program(prog, &len, &status);
 	if (!status && !npusim_load(s, text, prog, &d))
 		status = print_diags(&d, 2);
+	/* GDCC_RUN_FILL=BYTE: the workspace and outputs start filled with it
+	 * (as the run harness does; docs/npusim.md) */
+	const char *fill = getenv("GDCC_RUN_FILL");
+	int fill_byte = fill && *fill ? (int)strtol(fill, NULL, 0) & 0xff : 0;
 	for (int k = 0; k < nbufs && !status; k++) {
 		bufs[k] = calloc(sizes[k] ? sizes[k] : 1, 1);
+		if (bufs[k] && fill_byte && argv[i + k][0] != 'i')
+			memset(bufs[k], fill_byte, sizes[k]);
 		if (!bufs[k]) {
 			errorf(NULL, "argument '%s': cannot allocate %zu bytes", argv[i + k], sizes[k]);
 			status = 3;

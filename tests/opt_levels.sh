@@ -7,7 +7,10 @@
 # compared with each other under the backend's tolerance (|a - b| <= 1e-5 +
 # 1e-4 |b|, NaN only against NaN): the graph passes may reassociate floating
 # point (docs/design.md), never change a result beyond that.  -O1 is run on
-# the examples too.
+# the examples too.  Every program starts with its workspace and outputs
+# filled with 0xff (GDCC_RUN_FILL, runtime/harness.c and npusim), not zeros:
+# a memory plan that let two live values share bytes, or a kernel that read
+# what it had not written, shows as a mismatch.
 #   OPT_TARGETS  default "x86-avx2 riscv-rvv npu-systolic"
 set -u
 GDCC=${GDCC:-./gdcc}
@@ -23,6 +26,8 @@ if ! command -v qemu-riscv64 >/dev/null 2>&1 || ! command -v riscv64-linux-gnu-g
 	case $targets in *riscv-rvv*) echo "opt_levels: riscv-rvv not run: no qemu-riscv64 / riscv64-linux-gnu-gcc" ;; esac
 	targets=$(echo "$targets" | sed 's/riscv-rvv//')
 fi
+GDCC_RUN_FILL=0xff
+export GDCC_RUN_FILL
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
