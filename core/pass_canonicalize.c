@@ -6,7 +6,8 @@
  * result bit for bit, except at -O2 (opt_level >= 2) matmul + add -> gemm,
  * where the reference gemm adds the bias before rounding the product to f32
  * instead of after (one rounding fewer, within the matmul tolerance; the
- * compiled code adds in the same order either way); the topological order;
+ * compiled code adds in the same order either way), and the exported GELU
+ * -> gelu (the gelu kernel's rounding, within its error bound); the topological order;
  * no dead nodes (what a rewrite leaves unused is removed); every new node
  * typed.
  *

@@ -4,11 +4,12 @@
  * memory plan and the Program being built.
  *
  * -O levels: a pass runs when the level is at least its `level`.  -O1 has
- * the rewrites that keep every result bit for bit (canonicalize, fold,
- * cse, dce) and memory planning with reuse; -O2 adds those that may round
- * differently within the per-op tolerance (bnfold) and fusion grouping
- * (docs/design.md).  The target stages always run; plan-memory at -O0 (or
- * disabled) gives every value its own slot. */
+ * the rewrites that compute the same operations (canonicalize, fold, cse,
+ * dce) and memory planning with reuse; -O2 adds what changes the
+ * arithmetic within the per-op tolerance (bnfold; canonicalize's matmul +
+ * bias -> gemm and GELU, which it gates on the level itself) and fusion
+ * grouping (docs/design.md).  The target stages always run; plan-memory at
+ * -O0 (or disabled) gives every value its own slot. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

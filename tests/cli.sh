@@ -57,6 +57,7 @@ expect_status 2 "two models" -- "$GDCC" a.ir b.ir
 expect_status 2 "bad --emit" -- "$GDCC" --emit=asm "$SRCDIR/examples/mlp.ir"
 expect_in "$tmp/err" "unknown --emit stage 'asm'" "bad --emit"
 expect_status 2 "unknown target" -- "$GDCC" -t vax "$SRCDIR/examples/mlp.ir"
+
 expect_in "$tmp/err" "unknown target 'vax'" "unknown target"
 expect_status 2 "-o without --emit" -- "$GDCC" -o "$tmp/x" "$SRCDIR/examples/mlp.ir"
 expect_status 2 "-o missing argument" -- "$GDCC" "$SRCDIR/examples/mlp.ir" -o
@@ -188,6 +189,43 @@ if [ -d "$DATA" ]; then
 	expect_in "$tmp/err" "(Acos, opset" "unsupported ONNX op"
 	expect_in "$tmp/err" "not supported" "unsupported ONNX op"
 fi
+
+# ---- the pass manager's options ------------------------------------------------
+m=$SRCDIR/examples/mlp.ir
+expect_status 0 "--list-passes" -- "$GDCC" --list-passes
+for p in canonicalize fold bnfold cse dce fuse legalize plan-memory lower select allocate emit; do
+	expect_in "$tmp/out" "$p " "--list-passes lists $p"
+done
+expect_status 2 "-O3" -- "$GDCC" -S -O3 -t x86-avx2 -o "$tmp/o3.s" "$m"
+expect_in "$tmp/err" "-O3: the optimization levels are -O0, -O1 and -O2" "-O3"
+[ -e "$tmp/o3.s" ] && bad "-O3 wrote an output" || ok
+expect_status 2 "unknown --print-after pass" -- "$GDCC" -S -t x86-avx2 --print-after=fusion -o "$tmp/p.s" "$m"
+expect_in "$tmp/err" "unknown pass 'fusion' (known: all, canonicalize," "unknown --print-after pass"
+expect_status 2 "unknown --disable-pass" -- "$GDCC" -S -t x86-avx2 --disable-pass=all -o "$tmp/p.s" "$m"
+expect_in "$tmp/err" "--disable-pass=all: unknown pass 'all'" "unknown --disable-pass"
+expect_status 2 "--print-after without a compilation" -- "$GDCC" --print-after=cse "$m"
+expect_in "$tmp/err" "--print-after shows a compilation's passes" "--print-after without a compilation"
+expect_status 2 "an unknown short option is named itself" -- "$GDCC" -S -Q "$m"
+expect_in "$tmp/err" "unknown option '-Q'" "an unknown short option is named itself"
+# every pass prints after itself with --print-after=all: graph passes as model.ir
+expect_status 0 "--print-after=all" -- "$GDCC" -S -t x86-avx2 --print-after=all -o "$tmp/all.s" "$m"
+for p in canonicalize fold bnfold cse dce fuse; do
+	expect_in "$tmp/err" "# --- after $p (" "--print-after=all: $p"
+done
+for p in legalize plan-memory lower select allocate emit; do
+	expect_in "$tmp/err" "# --- after $p on x86-avx2" "--print-after=all: $p"
+done
+expect_in "$tmp/err" "# kernel 0: gemm + relu" "--print-after=all: the fusion groups"
+# the model.ir a graph pass prints parses again
+sed -n '/^# --- after cse (/,/^}/p' "$tmp/err" | sed 1d >"$tmp/after-cse.ir"
+expect_status 0 "the graph printed after cse parses" -- "$GDCC" "$tmp/after-cse.ir"
+# -O0 runs no graph pass (the report says why), --disable-pass one
+expect_status 0 "-O0 --report" -- "$GDCC" -S -O0 -t x86-avx2 -o "$tmp/o0.s" --report="$tmp/o0.json" "$m"
+expect_in "$tmp/o0.json" '{"name": "cse", "ran": false, "skipped": "-O0"' "-O0: cse skipped"
+expect_status 0 "--disable-pass=cse --report" -- "$GDCC" -S -t x86-avx2 --disable-pass=cse -o "$tmp/d.s" --report="$tmp/d.json" "$m"
+expect_in "$tmp/d.json" '{"name": "cse", "ran": false, "skipped": "--disable-pass"' "--disable-pass=cse"
+expect_in "$tmp/d.json" '{"name": "canonicalize", "ran": true' "--disable-pass=cse leaves canonicalize"
+expect_status 0 "run -O0 --check" -- "$GDCC" run -O0 -t x86-avx2 --check "$m"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
