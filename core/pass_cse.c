@@ -7,8 +7,10 @@
  * identity: an operand replaced earlier in the walk is already the value
  * that replaced it), its number of results and its attributes (taken in
  * the order of the op's spec, so the order they were written in does not
- * matter; kind and value, floats bit for bit; an attribute absent and one
- * written with its default value differ, which only misses a merge).  A
+ * matter; kind and value, floats bit for bit; an absent attribute counts as
+ * its spec's default, so `softmax(x)` and `softmax(x, axis=-1)` are one).
+ * The two operands of add and mul are taken in a fixed order (their ids):
+ * a + b and b + a are the same IEEE operation, bit for bit.  A
  * constant's key is its dtype, shape and data: the data itself (what
  * materialize_constant gives) up to CSE_CONST_BYTES, above that only the
  * initializers that are cheap to compare (zeros, fill, random and normal
@@ -84,6 +86,33 @@ static bool attr_equal(const Attr *a, const Attr *b)
 	return false;
 }
 
+/* n's operand k in the key's order: the operands of add and mul (binary,
+ * commutative bit for bit) by id, the others as written. */
+static const Value *key_operand(const Node *n, int k)
+{
+	if ((n->op == OP_ADD || n->op == OP_MUL) && n->nin == 2 && n->in[0]->id > n->in[1]->id)
+		return n->in[1 - k];
+	return n->in[k];
+}
+
+/* n's attribute for spec s: as written, else its default (in *tmp) when the
+ * spec has one, else NULL. */
+static const Attr *key_attr(const Node *n, const AttrSpec *s, Attr *tmp)
+{
+	const Attr *a = node_attr(n, s->name);
+	if (a || !s->has_default)
+		return a;
+	memset(tmp, 0, sizeof *tmp);
+	tmp->kind = s->kind;
+	switch (s->kind) {
+	case ATTR_INT: tmp->i = s->def_i; return tmp;
+	case ATTR_FLOAT: tmp->f = s->def_f; return tmp;
+	case ATTR_STRING: tmp->s = (char *)s->def_s; return tmp;
+	case ATTR_DTYPE: tmp->dt = s->def_dt; return tmp;
+	default: return NULL; /* (list defaults: the rule's; compared as absent) */
+	}
+}
+
 /* The key of an op node; false when it takes no part (an attribute its
  * spec does not know: not a verified graph's). */
 static bool node_hash(const Node *n, uint64_t *out)
@@ -92,14 +121,14 @@ static bool node_hash(const Node *n, uint64_t *out)
 	h = mix_i(h, n->nin);
 	h = mix_i(h, n->nout);
 	for (int k = 0; k < n->nin; k++)
-		h = mix_i(h, n->in[k]->id);
+		h = mix_i(h, key_operand(n, k)->id);
 	int seen = 0, j = 0;
 	for (const AttrSpec *s = op_info[n->op].attrs; s->name; s++, j++) {
-		const Attr *a = node_attr(n, s->name);
-		if (!a)
-			continue;
-		seen++;
-		h = attr_hash(mix_i(h, j), a);
+		Attr tmp;
+		seen += node_attr(n, s->name) != NULL;
+		const Attr *a = key_attr(n, s, &tmp);
+		if (a)
+			h = attr_hash(mix_i(h, j), a);
 	}
 	*out = h;
 	return seen == n->nattrs;
@@ -107,13 +136,14 @@ static bool node_hash(const Node *n, uint64_t *out)
 
 static bool node_equal(const Node *a, const Node *b)
 {
-	if (a->op != b->op || a->nin != b->nin || a->nout != b->nout || a->nattrs != b->nattrs)
+	if (a->op != b->op || a->nin != b->nin || a->nout != b->nout)
 		return false;
 	for (int k = 0; k < a->nin; k++)
-		if (a->in[k] != b->in[k])
+		if (key_operand(a, k) != key_operand(b, k))
 			return false;
 	for (const AttrSpec *s = op_info[a->op].attrs; s->name; s++) {
-		const Attr *x = node_attr(a, s->name), *y = node_attr(b, s->name);
+		Attr ta, tb;
+		const Attr *x = key_attr(a, s, &ta), *y = key_attr(b, s, &tb);
 		if (!x != !y || (x && !attr_equal(x, y)))
 			return false;
 	}

@@ -74,6 +74,28 @@ Test(cse, attribute_order_and_kind_do_not_matter)
 	graph_free(g);
 }
 
+Test(cse, commutative_operands_and_default_attributes)
+{
+	/* a + b and b + a, x * y and y * x are one (bit for bit in IEEE);
+	 * an attribute left out is its default; sub, max and the variadic sum
+	 * keep their operand order */
+	int ch;
+	Graph *g = cse_model("graph g {\n  input x : f32[2, 3]\n  input z : f32[2, 3]\n"
+			     "  a = add(x, z)\n  b = add(z, x)\n  m = mul(z, x)\n  n = mul(x, z)\n"
+			     "  s1 = softmax(x)\n  s2 = softmax(x, axis=-1)\n  g1 = gelu(z)\n  g2 = gelu(z, approximate=\"none\")\n"
+			     "  p = sub(x, z)\n  q = sub(z, x)\n  u = max(x, z)\n  v = max(z, x)\n"
+			     "  y = sum(a, b, m, n, s1, s2, g1, g2, p, q, u, v)\n  output y\n}\n",
+			     &ch);
+	cr_assert_eq(ch, 4);
+	cr_assert_eq(t_count_op(g, OP_ADD), 1);
+	cr_assert_eq(t_count_op(g, OP_MUL), 1);
+	cr_assert_eq(t_count_op(g, OP_SOFTMAX), 1);
+	cr_assert_eq(t_count_op(g, OP_GELU), 1);
+	cr_assert_eq(t_count_op(g, OP_SUB), 2);
+	cr_assert_eq(t_count_op(g, OP_MAX), 2, "max keeps its order (NaN: the first operand's rule)");
+	graph_free(g);
+}
+
 Test(cse, different_operands_stay)
 {
 	int ch;
