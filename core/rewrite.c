@@ -265,11 +265,17 @@ bool graph_check_structure(const Graph *g, Diag *d)
 				seen[v->id] = 1;
 		}
 	}
+	int *outs_of = xcalloc((size_t)g->nvalues + 1, sizeof *outs_of);
+	for (int k = 0; k < g->noutputs; k++) {
+		const Value *v = g->outputs[k];
+		if (v->id >= 0 && v->id < g->nvalues && g->values[v->id] == v)
+			outs_of[v->id]++;
+		else
+			diag_error(d, g->output_loc[k], "internal: output %d ('%s') is not a value of the graph", k, v->name);
+	}
 	for (int i = 0; i < g->nvalues; i++) {
 		const Value *v = g->values[i];
-		int outs = 0;
-		for (int k = 0; k < g->noutputs; k++)
-			outs += g->outputs[k] == v;
+		int outs = outs_of[i];
 		if (v->nusers != uses[i] || v->nuses != uses[i] + outs)
 			diag_error(d, v->loc, "internal: '%s' has %d operand uses and %d outputs, its use list says %d and %d",
 				   v->name, uses[i], outs, v->nusers, v->nuses - v->nusers);
@@ -280,5 +286,6 @@ bool graph_check_structure(const Graph *g, Diag *d)
 	}
 	free(seen);
 	free(uses);
+	free(outs_of);
 	return d->nerrors == before;
 }
