@@ -136,11 +136,11 @@ static bool reads_through_transpose(const Target *t, const Node *mm)
  * The operand of a transpose whose only reader is a matmul, as its B,
  * counts as read by that matmul too where the target may read it as B^T
  * without computing the transpose. */
-static void lifetimes(const Graph *g, const Target *t, const Spans *s, int *def, int *use)
+static void lifetimes(const Graph *g, const Target *t, const Spans *s, int *def, int *use, int *raw)
 {
 	int *reader = xmalloc(((size_t)g->nvalues + 1) * sizeof *reader); /* the last, -2: more than one */
 	for (int v = 0; v < g->nvalues; v++) {
-		def[v] = use[v] = -1;
+		def[v] = use[v] = raw[v] = -1;
 		reader[v] = -1;
 	}
 	for (int i = 0; i < g->nnodes; i++) {
@@ -156,6 +156,8 @@ static void lifetimes(const Graph *g, const Target *t, const Spans *s, int *def,
 			int v = n->in[k]->id;
 			if (use[v] < s->hi[i])
 				use[v] = s->hi[i];
+			if (raw[v] < i)
+				raw[v] = i;
 			reader[v] = reader[v] == -1 ? i : -2;
 		}
 	}
@@ -166,8 +168,11 @@ static void lifetimes(const Graph *g, const Target *t, const Spans *s, int *def,
 		int j = reader[n->out[0]->id];
 		const Node *mm = g->nodes[j];
 		if (mm->op == OP_MATMUL && mm->nin == 2 && mm->in[1] == n->out[0] && use[n->in[0]->id] < s->hi[j] &&
-		    reads_through_transpose(t, mm))
+		    reads_through_transpose(t, mm)) {
 			use[n->in[0]->id] = s->hi[j];
+			if (raw[n->in[0]->id] < j)
+				raw[n->in[0]->id] = j;
+		}
 	}
 	free(reader);
 }
@@ -431,14 +436,20 @@ static void plan_slots(const Graph *g, MemPlan *m)
 	}
 }
 
-/* May n's result y take the bytes of operand k, whose storage is r? */
-static bool can_take(const Graph *g, const Spans *sp, const int *grp, const int *gend, int i, int k)
+/* May n's result y take the bytes of operand k, whose storage is r?
+ * gend[r]: the storage's last use as kernels go (a group's reads count at
+ * its end); rend[r]: the last node that reads it.  Both bound it: no
+ * kernel after n's reads those bytes, and no node after n either — the
+ * backend still lowers a group node by node, so a later node of n's own
+ * group that reads x (x * sigmoid(x)) must find x there (regression:
+ * tests/backend/inplace_group.ir). */
+static bool can_take(const Graph *g, const Spans *sp, const int *grp, const int *gend, const int *rend, int i, int k)
 {
 	const Node *n = g->nodes[i];
 	const Value *x = n->in[k], *y = n->out[0];
 	int r = grp[x->id];
-	if (!in_workspace(g->values[r]) || gend[r] > sp->hi[i])
-		return false; /* not workspace, or read after this kernel */
+	if (!in_workspace(g->values[r]) || gend[r] > sp->hi[i] || rend[r] > i)
+		return false; /* not workspace, or read after this kernel or this node */
 	if (!shape_eq(&x->type.shape, &y->type.shape) || dtype_size(x->type.dtype) != dtype_size(y->type.dtype))
 		return false;
 	/* in a kernel of several nodes with a contraction or a reduction, only
@@ -472,12 +483,16 @@ MemPlan *memplan_build_for(const Graph *g, bool reuse, const Target *t)
 	Spans sp;
 	spans_build(g, &sp);
 	int *def = xmalloc(((size_t)nv + 1) * sizeof *def), *use = xmalloc(((size_t)nv + 1) * sizeof *use);
-	lifetimes(g, m->t, &sp, def, use);
-	/* storage: grp[v] the value holding v's bytes; gend[r] its last use */
+	int *raw = xmalloc(((size_t)nv + 1) * sizeof *raw);
+	lifetimes(g, m->t, &sp, def, use, raw);
+	/* storage: grp[v] the value holding v's bytes; gend[r] its last use,
+	 * rend[r] the last node reading it */
 	int *grp = xmalloc(((size_t)nv + 1) * sizeof *grp), *gend = xmalloc(((size_t)nv + 1) * sizeof *gend);
+	int *rend = xmalloc(((size_t)nv + 1) * sizeof *rend);
 	for (int v = 0; v < nv; v++) {
 		grp[v] = v;
 		gend[v] = use[v];
+		rend[v] = raw[v];
 	}
 	for (int i = 0; i < g->nnodes; i++) {
 		const Node *n = g->nodes[i];
@@ -491,18 +506,22 @@ MemPlan *memplan_build_for(const Graph *g, bool reuse, const Target *t)
 			grp[y->id] = r;
 			if (gend[r] < use[y->id])
 				gend[r] = use[y->id];
+			if (rend[r] < raw[y->id])
+				rend[r] = raw[y->id];
 			m->naliased++;
 			continue;
 		}
 		if (!is_elementwise(n->op) || !in_workspace(y))
 			continue;
 		for (int k = 0; k < n->nin; k++)
-			if (can_take(g, &sp, grp, gend, i, k)) {
+			if (can_take(g, &sp, grp, gend, rend, i, k)) {
 				int r = grp[n->in[k]->id];
 				grp[y->id] = r;
 				m->inplace[y->id] = n->in[k]->id;
 				if (gend[r] < use[y->id])
 					gend[r] = use[y->id];
+				if (rend[r] < raw[y->id])
+					rend[r] = raw[y->id];
 				m->ninplace++;
 				break;
 			}
@@ -532,8 +551,10 @@ MemPlan *memplan_build_for(const Graph *g, bool reuse, const Target *t)
 	free(s);
 	free(grp);
 	free(gend);
+	free(rend);
 	free(def);
 	free(use);
+	free(raw);
 	spans_free(&sp);
 	return m;
 }
@@ -558,7 +579,9 @@ void memplan_print(FILE *out, const Graph *g, const MemPlan *m)
 	Spans sp;
 	spans_build(g, &sp);
 	int *def = xmalloc(((size_t)g->nvalues + 1) * sizeof *def), *use = xmalloc(((size_t)g->nvalues + 1) * sizeof *use);
-	lifetimes(g, m->t, &sp, def, use);
+	int *raw = xmalloc(((size_t)g->nvalues + 1) * sizeof *raw);
+	lifetimes(g, m->t, &sp, def, use, raw);
+	free(raw);
 	int w = 1;
 	for (int v = 0; v < g->nvalues && v < m->nvalues; v++) {
 		int len = (int)strlen(g->values[v]->name);

@@ -244,8 +244,12 @@ reduce_case() {
 	fi
 }
 
+# Compiled programs start with their workspace and outputs filled with 0xff,
+# not zeros (runtime/harness.c, npusim): a read of a byte nothing wrote, or
+# of a value whose bytes a plan gave to another, shows as a mismatch.
+GDCC_RUN_FILL=${GDCC_RUN_FILL:-0xff}
 export_settings() {
-	export GDCC GENGRAPH GENFLAGS NODES TARGETS LEVELS DIFF_TIMEOUT DIFF_REDUCE DIFF_REDUCE_TIMEOUT DIFF_VERBOSE MODELS \
+	export GDCC_RUN_FILL GDCC GENGRAPH GENFLAGS NODES TARGETS LEVELS DIFF_TIMEOUT DIFF_REDUCE DIFF_REDUCE_TIMEOUT DIFF_VERBOSE MODELS \
 		MODEL_SEED WORK DIFF_OUT VERSION TIMEOUT RTIMEOUT RISCV_SKIP HAVE_REDUCE
 }
 
