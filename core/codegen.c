@@ -76,6 +76,7 @@ typedef struct {
 	int *based;      /* the values whose base this kernel has set */
 	int nbased, capbased;
 	const Node *node;
+	const LegalEntry *const *legal; /* per node (Node.id): the legalize stage's decision */
 	bool int_mode;   /* the kernel being built works on i64 elements */
 	bool w_mode;     /* ... on i32 elements, in vectors (W sort) */
 	bool *fused;     /* per node: lowered as part of an earlier node's kernel */
@@ -165,6 +166,39 @@ static const char *const_f32(CG *c, double v)
 	Tensor *t = tensor_new(DT_F32, &s);
 	((float *)t->data)[0] = (float)v;
 	return add_data(c->p, t);
+}
+
+/* An i64 constant: an immediate where it fits 32 bits (every target's
+ * immediates do), else loaded from read-only data. */
+static BursNode *const_i64(CG *c, int64_t v)
+{
+	if (v >= INT32_MIN && v <= INT32_MAX)
+		return sel_consti(c->f, v);
+	const char *sym = NULL;
+	for (int i = 0; i < c->p->ndata && !sym; i++) {
+		Tensor *t = c->p->data[i].data;
+		if (t->type.shape.rank == 0 && t->type.dtype == DT_I64 && ((int64_t *)t->data)[0] == v)
+			sym = c->p->data[i].sym;
+	}
+	if (!sym) {
+		Shape s = {0};
+		Tensor *t = tensor_new(DT_I64, &s);
+		((int64_t *)t->data)[0] = v;
+		sym = add_data(c->p, t);
+	}
+	return sel_op(c->f, SEL_LOAD_I, sel_sym(c->f, sym), NULL, NULL);
+}
+
+/* A float bound of an i64 clip as an integer: ceil for a lower bound,
+ * floor for an upper one, saturating (kernel_clip's rule). */
+static int64_t int_bound(double v, bool lower)
+{
+	v = lower ? ceil(v) : floor(v);
+	if (v <= (double)INT64_MIN)
+		return INT64_MIN;
+	if (v >= (double)INT64_MAX)
+		return INT64_MAX;
+	return (int64_t)v;
 }
 
 /* ---- loops --------------------------------------------------------------- */
@@ -706,12 +740,26 @@ static BursNode *elementwise(CG *c, const Node *n, BursNode **x, bool vector)
 		if (c->int_mode)
 			return sel_op(f, SEL_SUB_I, sel_consti(f, 0), x[0], NULL);
 		return sel_op(f, vector ? SEL_NEG_V : SEL_NEG_F, x[0], NULL, NULL);
-	case OP_ABS: return sel_op(f, vector ? SEL_ABS_V : SEL_ABS_F, x[0], NULL, NULL);
+	case OP_ABS:
+		if (c->int_mode) { /* max(x, 0 - x): INT64_MIN stays INT64_MIN, as in the reference */
+			int r = mfunc_vreg(f, c->icls);
+			sel_assign(f, r, x[0]);
+			return sel_op(f, SEL_MAX_I, R(r), sel_op(f, SEL_SUB_I, sel_consti(f, 0), R(r), NULL), NULL);
+		}
+		return sel_op(f, vector ? SEL_ABS_V : SEL_ABS_F, x[0], NULL, NULL);
 	case OP_SQRT: return sel_op(f, vector ? SEL_SQRT_V : SEL_SQRT_F, x[0], NULL, NULL);
 	case OP_RECIPROCAL: return bin(c, SEL_DIV_V, SEL_DIV_F, vector, splat(c, 1.0, vector), x[0]);
 	case OP_RELU: return bin(c, SEL_MAX_V, SEL_MAX_F, vector, x[0], splat(c, 0.0, vector));
 	case OP_CLIP: {
 		BursNode *v = x[0];
+		if (c->int_mode) { /* the bounds as the reference takes them: ceil / floor, saturated; NaN: absent */
+			double mn = attr_f(n, "min"), mx = attr_f(n, "max");
+			if (attr_present(n, "min") && !isnan(mn))
+				v = sel_op(f, SEL_MAX_I, v, const_i64(c, int_bound(mn, true)), NULL);
+			if (attr_present(n, "max") && !isnan(mx))
+				v = sel_op(f, SEL_MIN_I, v, const_i64(c, int_bound(mx, false)), NULL);
+			return v;
+		}
 		if (attr_present(n, "min"))
 			v = bin(c, SEL_MAX_V, SEL_MAX_F, vector, v, splat(c, attr_f(n, "min"), vector));
 		if (attr_present(n, "max"))
@@ -2130,13 +2178,12 @@ static const Node *sole_user(CG *c, const Value *v)
 	return NULL;
 }
 
-/* Does the target run this node on a matrix engine? (its legality row
- * uses tile.mma) */
+/* Does the target run this node on a matrix engine? (its legality row is
+ * native with strategy(tiles), and the target has tile registers) */
 static bool uses_tiles(CG *c, const Node *n)
 {
-	const LegalEntry *e = target_legality(c->t, n);
-	return e && e->action == LEGAL_NATIVE && e->uses && strstr(e->uses, "tile.mma") &&
-	       target_class_for(c->t, SORT_T) >= 0;
+	const LegalEntry *e = c->legal[n->id];
+	return e && e->action == LEGAL_NATIVE && e->strategy == LEGAL_STRATEGY_tiles && target_class_for(c->t, SORT_T) >= 0;
 }
 
 static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
@@ -2880,23 +2927,269 @@ static int choose_lmul(CG *c, const Node *n)
 	return best;
 }
 
-/* gather moves bits: 4-byte elements (f32, i32) in f32 lanes, i64 as scalars */
-static bool x_dtype_ok(const Node *n)
+/* ---- the lowering of one node: the legality decision dispatches ------------ */
+/* A native row goes through its op's entry of core/lowerings.def, an
+ * expand(NAME) row through NAME's function in core/expansions.def.  Each
+ * function returns false for a node it does not lower (reported). */
+typedef bool (*LowerFn)(CG *c, const Node *n, const LegalEntry *e);
+
+/* every operand and the (first) result of dtype dt */
+static bool all_of(const Node *n, DType dt)
 {
-	DType t = n->in[0]->type.dtype;
-	return t == DT_F32 || t == DT_I32 || t == DT_I64;
+	bool ok = n->out[0]->type.dtype == dt;
+	for (int i = 0; i < n->nin; i++)
+		ok &= n->in[i]->type.dtype == dt;
+	return ok;
 }
+
+/* the elementwise kernels: f32 in vectors; i32 add/sum/max/min in W
+ * vectors; i32 copies as the bits in f32 lanes; i64 as scalars */
+static bool lower_elementwise(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	bool copy = is_copy(n->op) || n->op == OP_IDENTITY;
+	if (all_of(n, DT_F32) && (is_elementwise(n->op) || is_copy(n->op)) && !(n->op == OP_DROPOUT && n->nout > 1)) {
+		cg_elementwise(c, n);
+		return true;
+	}
+	if (all_of(n, DT_I32) && (n->op == OP_ADD || n->op == OP_SUM || n->op == OP_MAX || n->op == OP_MIN)) {
+		c->w_mode = true;
+		cg_elementwise(c, n);
+		c->w_mode = false;
+		return true;
+	}
+	if (all_of(n, DT_I32) && copy) {
+		cg_elementwise(c, n);
+		return true;
+	}
+	if (all_of(n, DT_I64) && (copy || n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_MIN ||
+				  n->op == OP_MAX || n->op == OP_SUM || n->op == OP_NEG)) {
+		c->int_mode = true;
+		cg_elementwise(c, n);
+		c->int_mode = false;
+		return true;
+	}
+	return false;
+}
+
+/* expand(scalar_loop): an i64 elementwise op as a scalar loop */
+static bool ex_scalar_loop(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	if (!all_of(n, DT_I64) || !(n->op == OP_ABS || n->op == OP_CLIP || n->op == OP_NEG || n->op == OP_ADD ||
+				    n->op == OP_SUB || n->op == OP_MUL || n->op == OP_MIN || n->op == OP_MAX ||
+				    n->op == OP_SUM || n->op == OP_IDENTITY || is_copy(n->op)))
+		return false;
+	c->int_mode = true;
+	cg_elementwise(c, n);
+	c->int_mode = false;
+	return true;
+}
+
+/* the transcendental expansions (exp_poly, log_poly, tanh_exp, sigmoid_exp,
+ * erf_poly, gelu_erf / gelu_tanh: the node's `approximate` picks, pow_exp_log),
+ * inside the f32 elementwise loop */
+static bool ex_transcendental(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	if (!all_of(n, DT_F32) || !(n->op == OP_EXP || n->op == OP_LOG || n->op == OP_TANH || n->op == OP_SIGMOID ||
+				    n->op == OP_ERF || n->op == OP_GELU || n->op == OP_POW))
+		return false;
+	cg_elementwise(c, n);
+	return true;
+}
+
+static bool lower_dropout(CG *c, const Node *n, const LegalEntry *e)
+{
+	if (n->nout != 2 || !all_of(n, DT_F32))
+		return lower_elementwise(c, n, e);
+	/* inference: y = x, and a mask of true bytes */
+	const Value *x = n->in[0], *y = n->out[0], *mask = n->out[1];
+	int64_t str[MAX_RANK];
+	shape_strides(&x->type.shape, str);
+	cg_copy(c, x->id, 0, str, y->id, 0, str, &x->type.shape);
+	if (mask->nuses || mask->is_output) {
+		base_of(c, mask->id);
+		int64_t numel = shape_numel(&mask->type.shape);
+		if (numel > 0) {
+			int iv = loop_begin(c, 0, numel, 1);
+			Affine ma = {0, {{iv, 1}}, 1};
+			sel_effect(c->f, sel_op(c->f, SEL_STORE_I8, address(c, mask->id, &ma, 1), sel_consti(c->f, 1), NULL));
+			loop_end(c);
+		}
+	}
+	return true;
+}
+
+/* data movement copies bits: i32 as f32 lanes, i64 as scalars */
+static bool lower_movement(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	DType dt = n->nin ? n->in[0]->type.dtype : n->out[0]->type.dtype;
+	return (dt == DT_F32 || dt == DT_I32 || dt == DT_I64) && cg_movement(c, n);
+}
+
+/* gather moves bits: 4-byte elements (f32, i32) in f32 lanes, i64 as scalars */
+static bool lower_gather(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	DType t = n->in[0]->type.dtype;
+	return (t == DT_F32 || t == DT_I32 || t == DT_I64) && cg_gather(c, n);
+}
+
+static bool lower_shape(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	const Value *y = n->out[0];
+	const int64_t *in = n->in[0]->type.shape.dim;
+	int64_t k = shape_numel(&y->type.shape), start = attr_i(n, "start");
+	if (start < 0)
+		start += n->in[0]->type.shape.rank;
+	if (start < 0)
+		start = 0;
+	for (int64_t i = 0; i < k; i++) {
+		Affine a = {i, {{0}}, 0};
+		store(c, y->id, &a, false, sel_consti(c->f, in[start + i]));
+	}
+	return true;
+}
+
+static bool lower_constant_of_shape(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	DType dt = n->out[0]->type.dtype;
+	if (dt != DT_F32 && dt != DT_I64 && dt != DT_I32)
+		return false;
+	/* (i32: the value's bits, moved as f32 lanes) */
+	cg_fill(c, n->out[0]->id, attr_f(n, "value"), shape_numel(&n->out[0]->type.shape));
+	return true;
+}
+
+static bool lower_global_pool(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	if (!all_of(n, DT_F32))
+		return false;
+	cg_global_pool(c, n);
+	return true;
+}
+
+static bool lower_reduce_mean(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	return all_of(n, DT_F32) && cg_reduce_mean(c, n);
+}
+
+/* expand(reduce_loop): reduce_mean, and the global pools */
+static bool ex_reduce_loop(CG *c, const Node *n, const LegalEntry *e)
+{
+	if (n->op == OP_REDUCE_MEAN)
+		return lower_reduce_mean(c, n, e);
+	if (n->op == OP_GLOBAL_AVGPOOL || n->op == OP_GLOBAL_MAXPOOL)
+		return lower_global_pool(c, n, e);
+	return false;
+}
+
+/* native, and expand(batchnorm_affine) */
+static bool lower_batchnorm(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	return n->op == OP_BATCHNORM && all_of(n, DT_F32) && cg_batchnorm(c, n);
+}
+
+/* native, and expand(pool_loop) */
+static bool lower_pool(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	return (n->op == OP_MAXPOOL || n->op == OP_AVGPOOL) && all_of(n, DT_F32) && cg_pool(c, n);
+}
+
+static bool ex_softmax(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	if (n->op != OP_SOFTMAX || !all_of(n, DT_F32))
+		return false;
+	cg_softmax(c, n);
+	return true;
+}
+
+static bool ex_logsoftmax(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	if (n->op != OP_LOGSOFTMAX || !all_of(n, DT_F32))
+		return false;
+	cg_logsoftmax(c, n);
+	return true;
+}
+
+static bool ex_layernorm(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	return n->op == OP_LAYERNORM && all_of(n, DT_F32) && cg_layernorm(c, n);
+}
+
+/* matmul and gemm: on the matrix engine where the row says strategy(tiles)
+ * (uses_tiles), else blocked vector loops */
+static bool lower_matmul(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	if (!(n->op == OP_MATMUL || n->op == OP_GEMM) || !all_of(n, DT_F32))
+		return false;
+	cg_matmul(c, n);
+	return true;
+}
+
+/* expand(depthwise_loop), and conv's loop nest */
+static bool ex_conv_loop(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	return n->op == OP_CONV && all_of(n, DT_F32) && cg_conv(c, n);
+}
+
+static bool lower_conv(CG *c, const Node *n, const LegalEntry *e)
+{
+	if (n->op != OP_CONV || !all_of(n, DT_F32))
+		return false;
+	if (uses_tiles(c, n) && cg_tile_conv(c, n))
+		return true;
+	return ex_conv_loop(c, n, e);
+}
+
+/* expand(loop_nest): matmul, gemm and conv as loop nests */
+static bool ex_loop_nest(CG *c, const Node *n, const LegalEntry *e)
+{
+	if (n->op == OP_CONV)
+		return ex_conv_loop(c, n, e);
+	return lower_matmul(c, n, e);
+}
+
+/* core/lowerings.def: per op, its native lowering and the dtypes it handles */
+#define D(x) (1u << DT_##x)
+static const struct {
+	LowerFn fn;
+	unsigned dtypes;
+} native_lowering[OP_COUNT] = {
+#define LOWER(op, dtypes, fn, strategies) [OP_##op] = {fn, (dtypes)},
+#include "lowerings.def"
+};
+#undef D
+
+/* core/expansions.def: per expansion, its function (NULL: none yet) */
+#define NO_IMPL NULL
+static const LowerFn expansion_lowering[EXPANSION_COUNT] = {
+#define EXPANSION(name, fn, what) [EXPANSION_##name] = fn,
+#include "expansions.def"
+#undef EXPANSION
+};
+#undef NO_IMPL
 
 static bool lower_node(CG *c, const Node *n)
 {
 	const Target *t = c->t;
 	if (n->op == OP_CONSTANT)
 		return true;
-	const LegalEntry *e = target_legality(t, n);
+	const LegalEntry *e = c->legal[n->id];
 	DType dt = n->nin ? n->in[0]->type.dtype : n->out[0]->type.dtype;
-	bool f32 = dt == DT_F32 && n->out[0]->type.dtype == DT_F32;
-	for (int i = 0; i < n->nin; i++)
-		f32 &= n->in[i]->type.dtype == DT_F32;
 	char ty[160];
 	type_str(n->nin ? &n->in[0]->type : &n->out[0]->type, ty, sizeof ty);
 	if (!e || e->action == LEGAL_UNSUPPORTED || e->action == LEGAL_FALLBACK) {
@@ -2928,109 +3221,21 @@ static bool lower_node(CG *c, const Node *n)
 		base_of(c, n->in[i]->id);
 	if (n->out[0]->nuses || n->out[0]->is_output)
 		base_of(c, n->out[0]->id);
-	bool i64 = dt == DT_I64 && n->out[0]->type.dtype == DT_I64;
-	for (int i = 0; i < n->nin; i++)
-		i64 &= n->in[i]->type.dtype == DT_I64;
 	c->int_mode = false;
-	if (f32 && (is_elementwise(n->op) || is_copy(n->op)) && !(n->op == OP_DROPOUT && n->nout > 1)) {
-		cg_elementwise(c, n);
-		return true;
-	}
-	bool i32 = dt == DT_I32 && n->out[0]->type.dtype == DT_I32;
-	for (int i = 0; i < n->nin; i++)
-		i32 &= n->in[i]->type.dtype == DT_I32;
-	if (i32 && (n->op == OP_ADD || n->op == OP_SUM || n->op == OP_MAX || n->op == OP_MIN)) {
-		c->w_mode = true;
-		cg_elementwise(c, n);
-		c->w_mode = false;
-		return true;
-	}
-	if (i64 && (is_copy(n->op) || n->op == OP_IDENTITY || n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL ||
-		    n->op == OP_MIN || n->op == OP_MAX || n->op == OP_SUM || n->op == OP_NEG)) {
-		c->int_mode = true;
-		cg_elementwise(c, n);
-		c->int_mode = false;
-		return true;
-	}
-	if (i64 && cg_movement(c, n))
-		return true;
-	if (n->op == OP_SHAPE) {
-		const Value *y = n->out[0];
-		const int64_t *in = n->in[0]->type.shape.dim;
-		int64_t k = shape_numel(&y->type.shape), start = attr_i(n, "start");
-		if (start < 0)
-			start += n->in[0]->type.shape.rank;
-		if (start < 0)
-			start = 0;
-		for (int64_t i = 0; i < k; i++) {
-			Affine a = {i, {{0}}, 0};
-			store(c, y->id, &a, false, sel_consti(c->f, in[start + i]));
-		}
-		return true;
-	}
-	if (n->op == OP_CONSTANT_OF_SHAPE && (n->out[0]->type.dtype == DT_F32 || n->out[0]->type.dtype == DT_I64 ||
-					       n->out[0]->type.dtype == DT_I32)) {
-		/* (i32: the value's bits, moved as f32 lanes) */
-		cg_fill(c, n->out[0]->id, attr_f(n, "value"), shape_numel(&n->out[0]->type.shape));
-		return true;
-	}
-	if (n->op == OP_DROPOUT && n->nout == 2 && f32) {
-		/* inference: y = x, and a mask of true bytes */
-		const Value *x = n->in[0], *y = n->out[0], *mask = n->out[1];
-		int64_t str[MAX_RANK];
-		shape_strides(&x->type.shape, str);
-		cg_copy(c, x->id, 0, str, y->id, 0, str, &x->type.shape);
-		if (mask->nuses || mask->is_output) {
-			base_of(c, mask->id);
-			int64_t numel = shape_numel(&mask->type.shape);
-			if (numel > 0) {
-				int iv = loop_begin(c, 0, numel, 1);
-				Affine ma = {0, {{iv, 1}}, 1};
-				sel_effect(c->f, sel_op(c->f, SEL_STORE_I8, address(c, mask->id, &ma, 1), sel_consti(c->f, 1), NULL));
-				loop_end(c);
-			}
-		}
-		return true;
-	}
-	if (f32 && (n->op == OP_MATMUL || n->op == OP_GEMM)) {
-		cg_matmul(c, n);
-		return true;
-	}
-	/* data movement copies bits: i32 as f32 lanes, i64 as scalars */
-	if ((f32 || dt == DT_I32 || dt == DT_I64) && cg_movement(c, n))
-		return true;
-	if (f32 && n->op == OP_SOFTMAX) {
-		cg_softmax(c, n);
-		return true;
-	}
-	if (f32 && n->op == OP_LOGSOFTMAX) {
-		cg_logsoftmax(c, n);
-		return true;
-	}
-	if (f32 && (n->op == OP_GLOBAL_AVGPOOL || n->op == OP_GLOBAL_MAXPOOL)) {
-		cg_global_pool(c, n);
-		return true;
-	}
-	if (f32 && n->op == OP_REDUCE_MEAN && cg_reduce_mean(c, n))
-		return true;
-	if (f32 && n->op == OP_LAYERNORM && cg_layernorm(c, n))
-		return true;
-	if (f32 && n->op == OP_BATCHNORM && cg_batchnorm(c, n))
-		return true;
-	if (f32 && n->op == OP_CONV && uses_tiles(c, n) && cg_tile_conv(c, n))
-		return true;
-	if (f32 && n->op == OP_CONV && cg_conv(c, n))
-		return true;
-	if (f32 && (n->op == OP_MAXPOOL || n->op == OP_AVGPOOL) && cg_pool(c, n))
-		return true;
-	if (n->op == OP_GATHER && (x_dtype_ok(n)) && cg_gather(c, n))
+	LowerFn fn = NULL;
+	if (e->action == LEGAL_NATIVE)
+		fn = native_lowering[n->op].dtypes & (1u << dt) ? native_lowering[n->op].fn : NULL;
+	else if (e->expansion > EXPANSION_NONE && e->expansion < EXPANSION_COUNT)
+		fn = expansion_lowering[e->expansion];
+	if (fn && fn(c, n, e))
 		return true;
 	diag_error(c->d, n->loc, "%s %s: the backend does not lower this op for %s yet (legality: %s%s%s)",
 		   op_info[n->op].name, ty, t->name, legal_action_name(e->action), e->rule ? " " : "", e->rule ? e->rule : "");
 	return false;
 }
 
-Program *codegen_lower(const Graph *g, const Target *t, const MemPlan *plan, const char *entry, FILE *loops, Diag *d)
+Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const *legal, const MemPlan *plan,
+		       const char *entry, FILE *loops, Diag *d)
 {
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -3040,7 +3245,18 @@ Program *codegen_lower(const Graph *g, const Target *t, const MemPlan *plan, con
 	p->loops = loops;
 	p->f = mfunc_new(t, entry);
 	MFunc *f = p->f;
-	CG c = {.p = p, .f = f, .t = t, .d = d, .ok = true};
+	/* no decisions given (codegen()): decide here; a node that cannot run
+	 * is reported by lower_node, as the lowering's own error */
+	const LegalEntry **own_legal = NULL;
+	if (!legal) {
+		Diag quiet;
+		diag_init(&quiet);
+		own_legal = xcalloc((size_t)g->nnodes + 1, sizeof *own_legal);
+		legality_decide(g, t, &quiet, NULL, own_legal);
+		diag_free(&quiet);
+		legal = own_legal;
+	}
+	CG c = {.p = p, .f = f, .t = t, .d = d, .ok = true, .legal = legal};
 	c.icls = target_class_for(t, SORT_I);
 	c.fcls = target_class_for(t, SORT_F);
 	c.vcls = target_class_for(t, SORT_V);
@@ -3050,6 +3266,7 @@ Program *codegen_lower(const Graph *g, const Target *t, const MemPlan *plan, con
 	p->lmul = 1;
 	if (c.icls < 0 || c.fcls < 0 || c.vcls < 0) {
 		diag_error(d, loc_at(NULL, 0, 0), "the backend needs i, f and v register classes; %s lacks one", t->name);
+		free(own_legal);
 		program_free(p);
 		return NULL;
 	}
@@ -3062,6 +3279,7 @@ Program *codegen_lower(const Graph *g, const Target *t, const MemPlan *plan, con
 		diag_error(d, loc_at(NULL, 0, 0), "internal error: a memory plan of %d values for graph '%s' of %d", plan->nvalues,
 			   g->name, g->nvalues);
 		memplan_free(own);
+		free(own_legal);
 		program_free(p);
 		return NULL;
 	}
@@ -3134,6 +3352,7 @@ Program *codegen_lower(const Graph *g, const Target *t, const MemPlan *plan, con
 					acls = i, areg = r;
 	if (acls < 0) {
 		diag_error(d, loc_at(NULL, 0, 0), "%s: the abi has no argument register", t->name);
+		free(own_legal);
 		program_free(p);
 		free(c.buf);
 		free(c.base);
@@ -3238,6 +3457,7 @@ Program *codegen_lower(const Graph *g, const Target *t, const MemPlan *plan, con
 	free(c.viewed);
 	free(c.extra);
 	memplan_free(own); /* (nothing keeps the plan) */
+	free(own_legal);
 	struct timespec t1;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	p->seconds[0] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
@@ -3287,7 +3507,7 @@ bool codegen_allocate(Program *p, Diag *d)
 
 Program *codegen(const Graph *g, const Target *t, const MemPlan *plan, FILE *loops, Diag *d)
 {
-	Program *p = codegen_lower(g, t, plan, "gdcc_entry", loops, d);
+	Program *p = codegen_lower(g, t, NULL, plan, "gdcc_entry", loops, d);
 	if (p && (!codegen_select(p, d) || !codegen_allocate(p, d))) {
 		program_free(p);
 		return NULL;

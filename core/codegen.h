@@ -55,8 +55,12 @@ void program_report(FILE *out, const Program *p, uint64_t hash, const double *fr
  * function named `entry`; `loops`, if given, receives a dump of the loop
  * nests.  NULL after errors (an op not lowered yet for the target is an
  * error naming op, dtype and target).  Then instruction selection and
- * register allocation, each followed by the machine-IR verifier. */
-Program *codegen_lower(const Graph *g, const Target *t, const MemPlan *plan, const char *entry, FILE *loops, Diag *d);
+ * register allocation, each followed by the machine-IR verifier.
+ * `legal` is the legalize stage's decision per node, by Node.id
+ * (legality_decide): the lowering dispatches on it and decides nothing
+ * again (NULL: decided here, as for codegen()). */
+Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const *legal, const MemPlan *plan,
+		       const char *entry, FILE *loops, Diag *d);
 bool codegen_select(Program *p, Diag *d);
 bool codegen_allocate(Program *p, Diag *d);
 /* All three, entry gdcc_entry (tests, fuzzing). */

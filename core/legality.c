@@ -213,12 +213,21 @@ void legality_export(FILE *o, const Target *t, LegalityFormat f)
 
 bool legality_check(const Graph *g, const Target *t, Diag *d, FILE *dump)
 {
+	return legality_decide(g, t, d, dump, NULL);
+}
+
+bool legality_decide(const Graph *g, const Target *t, Diag *d, FILE *dump, const LegalEntry **decided)
+{
 	bool ok = true;
 	for (int i = 0; i < g->nnodes; i++) {
 		const Node *n = g->nodes[i];
+		if (decided)
+			decided[n->id] = NULL;
 		if (n->op == OP_CONSTANT)
 			continue;
 		const LegalEntry *e = target_legality(t, n);
+		if (decided)
+			decided[n->id] = e;
 		DType dt = n->nin ? n->in[0]->type.dtype : n->out[0]->type.dtype;
 		char ty[160];
 		type_str(n->nin ? &n->in[0]->type : &n->out[0]->type, ty, sizeof ty);

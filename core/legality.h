@@ -19,5 +19,10 @@ void legality_export(FILE *out, const Target *t, LegalityFormat f);
  * row covers) is an error naming op, dtype, shape, target and reason.
  * With `dump`, print each decision. */
 bool legality_check(const Graph *g, const Target *t, Diag *d, FILE *dump);
+/* The same, storing each node's decision in decided[Node.id] (an array of
+ * g->nnodes; NULL for constants and for nodes no row covers): the legalize
+ * stage computes it once per target compile (per graph or segment graph),
+ * and the lowering (codegen_lower) dispatches on it. */
+bool legality_decide(const Graph *g, const Target *t, Diag *d, FILE *dump, const LegalEntry **decided);
 
 #endif

@@ -30,6 +30,7 @@ typedef struct {
 	const Target *t;
 	const Options *o;
 	FILE *loops;
+	const LegalEntry **legal; /* legalize: each node's decision, by Node.id */
 	MemPlan *plan;
 	Program *p;
 	long long count;     /* what the stage measured (PassStat.count) */
@@ -52,11 +53,12 @@ typedef struct {
 /* ---- the target stages ---------------------------------------------------- */
 static bool st_legalize(Unit *u, Diag *d)
 {
-	if (!legality_check(u->g, u->t, d, NULL))
+	free(u->legal);
+	u->legal = xcalloc((size_t)u->g->nnodes + 1, sizeof *u->legal);
+	if (!legality_decide(u->g, u->t, d, NULL, u->legal))
 		return false;
 	for (int i = 0; i < u->g->nnodes; i++) {
-		const Node *n = u->g->nodes[i];
-		const LegalEntry *e = n->op == OP_CONSTANT ? NULL : target_legality(u->t, n);
+		const LegalEntry *e = u->legal[u->g->nodes[i]->id];
 		u->count += e && e->action != LEGAL_NATIVE;
 	}
 	return true;
@@ -81,7 +83,7 @@ static void dump_plan(FILE *out, const Unit *u) { memplan_print(out, u->g, u->pl
 
 static bool st_lower(Unit *u, Diag *d)
 {
-	u->p = codegen_lower(u->g, u->t, u->plan, u->o->entry, u->loops, d);
+	u->p = codegen_lower(u->g, u->t, u->legal, u->plan, u->o->entry, u->loops, d);
 	if (u->p)
 		u->count = u->p->nkernels;
 	return u->p != NULL;
@@ -339,6 +341,7 @@ Program *pipeline_target(const Graph *g, const Target *t, const Options *o, Pass
 		}
 	}
 	memplan_free(u.plan);
+	free(u.legal);
 	if (!ok) {
 		program_free(u.p);
 		return NULL;

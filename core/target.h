@@ -77,6 +77,24 @@ typedef struct {
 
 typedef enum { LEGAL_NATIVE, LEGAL_EXPAND, LEGAL_FALLBACK, LEGAL_UNSUPPORTED } LegalAction;
 
+/* An expand row's decomposition (core/expansions.def), as data: the
+ * lowering dispatches on it, never on the row's text. */
+typedef enum {
+	EXPANSION_NONE,
+#define EXPANSION(name, fn, what) EXPANSION_##name,
+#include "expansions.def"
+#undef EXPANSION
+	EXPANSION_COUNT
+} Expansion;
+
+/* A native row's lowering strategy, strategy(NAME) (core/lowerings.def). */
+typedef enum {
+	LEGAL_STRATEGY_NONE,
+#define STRATEGY(name, what) LEGAL_STRATEGY_##name,
+#include "lowerings.def"
+	LEGAL_STRATEGY_COUNT
+} LegalStrategy;
+
 typedef struct {
 	int op;                  /* OpKind, or -1 for any */
 	int dtype;               /* DType, or -1 for any */
@@ -90,6 +108,8 @@ typedef struct {
 	bool cost_per_mac;       /* per multiply-accumulate, else per output element */
 	const char *file;
 	int line;
+	Expansion expansion;     /* expand: the decomposition's id (rule is its name) */
+	LegalStrategy strategy;  /* native: strategy(NAME), or LEGAL_STRATEGY_NONE */
 } LegalEntry;
 
 typedef struct Target {

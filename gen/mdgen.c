@@ -192,6 +192,9 @@ typedef struct {
 	char *when_c, *when_text;
 	int file_index;
 	int seq;           /* order of the rows of one line (foreach) */
+	int expansion;     /* expand: index in core/expansions.def + 1 (Expansion) */
+	int strategy;      /* native: strategy(NAME), index in core/lowerings.def + 1 */
+	Loc strategy_loc;
 } Legal;
 
 typedef struct {
@@ -1686,6 +1689,40 @@ static bool constraint(const MdNode *e, int op, Str *c, Str *txt)
 	}
 }
 
+/* The backend's expansions (core/expansions.def) and native lowerings
+ * (core/lowerings.def): mdgen cannot link codegen, so it reads the same
+ * tables for their names and what they cover. */
+static const struct {
+	const char *name;
+	const char *fn;    /* the implementing function's name, or "NO_IMPL" */
+} expansions[] = {
+#define EXPANSION(name, fn, what) {#name, #fn},
+#include "expansions.def"
+#undef EXPANSION
+};
+
+static const char *const strategies[] = {
+#define STRATEGY(name, what) #name,
+#include "lowerings.def"
+};
+
+#define D(x) (1u << DT_##x)
+#define S(x) (1u << (STRATEGY_ID_##x))
+enum {
+	STRATEGY_ID_NONE,
+#define STRATEGY(name, what) STRATEGY_ID_##name,
+#include "lowerings.def"
+};
+/* per op: the dtypes its native lowering handles, the strategies it takes */
+static const struct {
+	unsigned dtypes, strategies;
+} natives[OP_COUNT] = {
+#define LOWER(op, dtypes, fn, strats) [OP_##op] = {(dtypes), (strats)},
+#include "lowerings.def"
+};
+#undef D
+#undef S
+
 static void build_legal(Target *t, const MdNode *n)
 {
 	Legal *l = amalloc(sizeof *l);
@@ -1727,16 +1764,15 @@ static void build_legal(Target *t, const MdNode *n)
 	} else if (a->kind == MD_CALL && strcmp(a->text, "expand") == 0 && a->nkid == 1 && a->kid[0]->kind == MD_IDENT) {
 		l->act = ACT_EXPAND;
 		l->rule = astrdup(a->kid[0]->text);
-		static const char *const known[] = {
-#define EXPANSION(name, what) #name,
-#include "expansions.def"
-#undef EXPANSION
-		};
-		bool found = false;
-		for (size_t i = 0; i < sizeof known / sizeof *known; i++)
-			found |= strcmp(known[i], l->rule) == 0;
-		if (!found) {
+		for (size_t i = 0; i < sizeof expansions / sizeof *expansions; i++)
+			if (strcmp(expansions[i].name, l->rule) == 0)
+				l->expansion = (int)i + 1;
+		if (!l->expansion) {
 			ERR(a->kid[0]->loc, "unknown expansion '%s' (core/expansions.def lists them)", l->rule);
+			ok = false;
+		} else if (strcmp(expansions[l->expansion - 1].fn, "NO_IMPL") == 0) {
+			ERR(a->kid[0]->loc, "expansion '%s' has no implementation in the backend yet (core/expansions.def: NO_IMPL)",
+			    l->rule);
 			ok = false;
 		}
 	} else if (a->kind == MD_IDENT && (strcmp(a->text, "fallback") == 0 || strcmp(a->text, "unsupported") == 0)) {
@@ -1763,6 +1799,16 @@ static void build_legal(Target *t, const MdNode *n)
 					vpush(&l->uses, astrdup(w->kid[i]->text));
 				}
 			}
+		} else if (w->kind == MD_CALL && strcmp(w->text, "strategy") == 0 && l->act == ACT_NATIVE && w->nkid == 1 &&
+			   w->kid[0]->kind == MD_IDENT) {
+			l->strategy_loc = w->kid[0]->loc;
+			for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++)
+				if (strcmp(strategies[i], w->kid[0]->text) == 0)
+					l->strategy = (int)i + 1;
+			if (!l->strategy) {
+				ERR(w->kid[0]->loc, "unknown lowering strategy '%s' (core/lowerings.def lists them)", w->kid[0]->text);
+				ok = false;
+			}
 		} else if (w->kind == MD_IDENT && strcmp(w->text, "cost") == 0 && k + 1 < words->nkid &&
 			   words->kid[k + 1]->kind == MD_NUM && words->kid[k + 1]->num >= 0) {
 			l->has_cost = true;
@@ -1771,7 +1817,7 @@ static void build_legal(Target *t, const MdNode *n)
 			    (strcmp(words->kid[k + 1]->text, "per_mac") == 0 || strcmp(words->kid[k + 1]->text, "per_element") == 0))
 				l->per_mac = words->kid[++k]->text[4] == 'm';
 		} else {
-			ERR(w->loc, "unexpected %s in a legality row (after the action: uses(...) for native, cost N [per_mac])",
+			ERR(w->loc, "unexpected %s in a legality row (after the action: uses(...) and strategy(NAME) for native, cost N [per_mac])",
 			    kind_word(w));
 			ok = false;
 		}
@@ -1842,6 +1888,31 @@ static void check_legal(Target *t, const BursGrammar *g)
 			for (char *tok = strtok(copy, " "); tok; tok = strtok(NULL, " "))
 				vpush(&l->uses, astrdup(tok));
 			free(copy);
+		}
+		/* the backend must lower it: every dtype this row decides (those
+		 * no earlier unconditional row took) in core/lowerings.def */
+		Str missing = {0};
+		for (int d = DT_F32; d < DT_COUNT; d++) {
+			if (!(t->dtypes & (1u << d)) || (l->dtype >= 0 && l->dtype != d))
+				continue;
+			bool taken = false;
+			for (int j = 0; j < i && !taken; j++) {
+				const Legal *e = t->legal.v[j];
+				taken = (e->op < 0 || e->op == l->op) && (e->dtype < 0 || e->dtype == d) && !e->when;
+			}
+			if (!taken && !(natives[l->op].dtypes & (1u << d)))
+				sprintf_(&missing, "%s%s", missing.n ? ", " : "", dtype_name((DType)d));
+		}
+		if (missing.n) {
+			ERR(l->loc, "the backend has no native lowering of %s for %s (core/lowerings.def): mark it expand(NAME), "
+			    "fallback or unsupported", op_info[l->op].name, missing.buf);
+			free(missing.buf);
+			continue;
+		}
+		if (l->strategy && !(natives[l->op].strategies & (1u << l->strategy))) {
+			ERR(l->strategy_loc, "the native lowering of %s has no strategy '%s' (core/lowerings.def)",
+			    op_info[l->op].name, strategies[l->strategy - 1]);
+			continue;
 		}
 		bool vector = false, tiles = false;
 		double total = 0;
@@ -2297,7 +2368,15 @@ static void emit_target(FILE *o, Target *t, int k)
 		free(uses.buf);
 		fprintf(o, ", %.17g, %s, ", l->has_cost ? l->cost : -1.0, l->per_mac ? "true" : "false");
 		cstr(o, rel(l->loc.file));
-		fprintf(o, ", %d},\n", l->loc.line);
+		fprintf(o, ", %d, ", l->loc.line);
+		if (l->expansion)
+			fprintf(o, "EXPANSION_%s, ", expansions[l->expansion - 1].name);
+		else
+			fputs("EXPANSION_NONE, ", o);
+		if (l->strategy)
+			fprintf(o, "LEGAL_STRATEGY_%s},\n", strategies[l->strategy - 1]);
+		else
+			fputs("LEGAL_STRATEGY_NONE},\n", o);
 	}
 	fprintf(o, "%s};\n", t->legal.n ? "" : "\t{0}\n");
 	fprintf(o, "static const int t%d_lmul[] = {", k);
