@@ -15,5 +15,9 @@ void fill_random_input(Tensor *t, uint64_t seed);
 
 /* Materialize a constant node's data (inline, npy, zeros, fill, random). */
 bool materialize_constant(const Node *n, Tensor *out, Diag *d);
+/* Constant node n's data as a new tensor of its result's type, or NULL
+ * when it cannot be read (an unreadable .npy: reported where the data is
+ * used, not here).  For the graph passes. */
+Tensor *constant_data(const Node *n);
 
 #endif

@@ -151,3 +151,18 @@ bool kernel_constant(const Node *n, Tensor *const *in, Tensor *const *out, Diag 
 	(void)in;
 	return materialize_constant(n, out[0], d);
 }
+
+Tensor *constant_data(const Node *n)
+{
+	const Value *v = n->out[0];
+	Tensor *t = tensor_new(v->type.dtype, &v->type.shape);
+	Diag scratch;
+	diag_init(&scratch);
+	bool ok = materialize_constant(n, t, &scratch);
+	diag_free(&scratch);
+	if (!ok) {
+		tensor_free(t);
+		return NULL;
+	}
+	return t;
+}

@@ -45,16 +45,7 @@ static Tensor *const_f32(const Value *v)
 	const Node *def = v->def;
 	if (!def || def->removed || def->op != OP_CONSTANT || !v->typed || v->type.dtype != DT_F32)
 		return NULL;
-	Tensor *t = tensor_new(DT_F32, &v->type.shape);
-	Diag scratch; /* an unreadable file is reported where the data is used */
-	diag_init(&scratch);
-	bool ok = materialize_constant(def, t, &scratch);
-	diag_free(&scratch);
-	if (!ok) {
-		tensor_free(t);
-		return NULL;
-	}
-	return t;
+	return constant_data(def);
 }
 
 static bool is_f32_const(const Value *v)

@@ -171,19 +171,7 @@ static Value *cached(Canon *c, Value *const *cache, const Value *key, const Node
 
 /* The data of constant v, or NULL (after no message) when it cannot be
  * read now. */
-static Tensor *const_data(const Value *v)
-{
-	Tensor *t = tensor_new(v->type.dtype, &v->type.shape);
-	Diag d;
-	diag_init(&d);
-	bool ok = materialize_constant(v->def, t, &d);
-	diag_free(&d);
-	if (!ok) {
-		tensor_free(t);
-		return NULL;
-	}
-	return t;
-}
+static Tensor *const_data(const Value *v) { return constant_data(v->def); }
 
 /* Is every element of constant v within rel * |x| of x (rel 0: equal to x,
  * and for floats of the sign of x's zero when x is 0)?  Looked at only when

@@ -165,17 +165,7 @@ static const Tensor *const_data(const Node *c, Tensor **own)
 	*own = NULL;
 	if (c->init.kind == INIT_TENSOR)
 		return c->init.data;
-	const Value *v = c->out[0];
-	Tensor *t = tensor_new(v->type.dtype, &v->type.shape);
-	Diag scratch;
-	diag_init(&scratch);
-	bool ok = materialize_constant(c, t, &scratch);
-	diag_free(&scratch);
-	if (!ok) {
-		tensor_free(t);
-		return NULL;
-	}
-	return *own = t;
+	return *own = constant_data(c);
 }
 
 /* A large constant's initializer, when cheap to compare. */

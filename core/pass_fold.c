@@ -85,14 +85,7 @@ static void redirect(Graph *g, Value *v, Value *c)
 		graph_replace_uses(g, v, c);
 		return;
 	}
-	while (v->nusers > 0) {
-		Node *u = v->users[v->nusers - 1];
-		for (int k = 0; k < u->nin; k++)
-			if (u->in[k] == v) {
-				node_set_operand(u, k, c);
-				break;
-			}
-	}
+	value_replace_operands(v, c);
 }
 
 /* Evaluate n; on success out[k] holds result k (the caller owns them). */

@@ -67,10 +67,10 @@ bool graph_can_replace(const Graph *g, const Value *from, const Value *to)
 	return !from->is_input && to->def && to->def->op != OP_CONSTANT && !to->is_input && !to->is_output;
 }
 
-bool graph_replace_uses(Graph *g, Value *from, Value *to)
+void value_replace_operands(Value *from, Value *to)
 {
-	if (!graph_can_replace(g, from, to))
-		return false;
+	if (from == to)
+		return;
 	while (from->nusers > 0) {
 		Node *u = from->users[from->nusers - 1];
 		for (int k = 0; k < u->nin; k++)
@@ -79,6 +79,13 @@ bool graph_replace_uses(Graph *g, Value *from, Value *to)
 				break;
 			}
 	}
+}
+
+bool graph_replace_uses(Graph *g, Value *from, Value *to)
+{
+	if (!graph_can_replace(g, from, to))
+		return false;
+	value_replace_operands(from, to);
 	if (from->is_output) {
 		/* The output keeps its name (the caller binds it): swap names. */
 		char *nm = from->name, *src = from->src_name;

@@ -34,6 +34,9 @@ Node *value_sole_user(const Value *v);
  * succeed, and graph_replace_uses() does nothing and returns false when it
  * would not.  `to` must be defined before every user of `from`. */
 bool graph_can_replace(const Graph *g, const Value *from, const Value *to);
+/* Only the operand uses of `from` become uses of `to` (an output stays
+ * `from`'s, under its name). */
+void value_replace_operands(Value *from, Value *to);
 bool graph_replace_uses(Graph *g, Value *from, Value *to);
 
 /* Before graph_replace_uses(g, from, to) where `to` is a value the pass
