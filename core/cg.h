@@ -17,6 +17,7 @@
 #include "codegen.h"
 #include "interp.h"
 #include "legality.h"
+#include "lir.h"
 #include "ops.h"
 #include "util.h"
 
@@ -141,14 +142,16 @@ BursNode *cg_splat_i32_bits(CG *c, int32_t v, bool vector);
 /* kern_math.c */
 int cg_exp_v(CG *c, int x);
 int cg_log_v(CG *c, int x);
-int cg_pow_v(CG *c, int a, int b);
-BursNode *cg_transcendental(CG *c, const Node *n, BursNode *x, bool vector);
 
 /* kern_elementwise.c */
 BursNode *cg_bin(CG *c, SelOp vop, SelOp sop, bool vector, BursNode *a, BursNode *b);
 bool cg_is_elementwise(OpKind op);
 bool cg_is_copy(OpKind op);
-void cg_elementwise(CG *c, const Node *n);
+typedef enum { EW_F32, EW_I64, EW_I32 } EwMode;
+/* nodes[0..nn): one elementwise node, or an elementwise fusion group in
+ * order, as one Loop IR kernel storing the last node's result; false: an
+ * op or shape it cannot express (then nothing was emitted), or an error */
+bool cg_ew_kernel(CG *c, const Node *const *nodes, int nn, EwMode mode);
 
 /* kern_rows.c */
 Rows cg_rows_of(const Shape *s, int axis_from, int axis_to);
@@ -182,5 +185,14 @@ const Node *cg_matmul_transposed_b(CG *c, const Node *mm, int64_t *ld, int64_t *
 bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb, bool a1, bool b1);
 bool cg_tile_conv(CG *c, const Node *n);
 int cg_keep(CG *c, BursNode *v, bool vector);
+BursNode *cg_first_lanes(CG *c, int64_t k);
+int cg_lir_buffer(CG *c, LirKernel *k, int id);
+bool cg_lir_run(CG *c, LirKernel *k, bool print);
+
+/* kern_math.c: the expansions as Loop IR (v temporaries in, out) */
+int lm_exp(LirKernel *k, int x);
+int lm_log(LirKernel *k, int x);
+int lm_pow(LirKernel *k, int a, int b);
+int lm_transcendental(LirKernel *k, const Node *n, int x);
 
 #endif

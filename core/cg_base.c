@@ -404,3 +404,84 @@ int cg_keep(CG *c, BursNode *v, bool vector)
 	sel_assign(c->f, r, v);
 	return r;
 }
+
+/* ---- kernels built as Loop IR ------------------------------------------- */
+/* The first k lanes of a fixed vector, as a mask: lane index < k, the
+ * indices from read-only data (k is known when compiling). */
+BursNode *cg_first_lanes(CG *c, int64_t k)
+{
+	static const char iota_tag[] = "lane indices";
+	const char *sym = NULL;
+	for (int i = 0; i < c->p->ndata && !sym; i++)
+		if (c->p->data[i].tag == iota_tag)
+			sym = c->p->data[i].sym;
+	if (!sym) {
+		Shape s = {1, {c->lanes}};
+		Tensor *t = tensor_new(DT_F32, &s);
+		for (int i = 0; i < c->lanes; i++)
+			((float *)t->data)[i] = (float)i;
+		sym = cg_add_data(c->p, t);
+		c->p->data[c->p->ndata - 1].tag = iota_tag;
+	}
+	return sel_op(c->f, SEL_CMPLT_V, sel_op(c->f, SEL_LOAD_V, sel_sym(c->f, sym), NULL, NULL), cg_splat(c, (double)k, true), NULL);
+}
+
+static int lw_base(void *ctx, int id)
+{
+	return cg_base_of(ctx, id);
+}
+
+static const char *lw_const_f32(void *ctx, double v)
+{
+	return const_f32(ctx, v);
+}
+
+static BursNode *lw_const_i64(void *ctx, int64_t v)
+{
+	return cg_const_i64(ctx, v);
+}
+
+/* A vector of lanes equal i32 values, from read-only data. */
+static const char *lw_const_w(void *ctx, int32_t v)
+{
+	CG *c = ctx;
+	int n = c->scalable ? c->t->vlen_max / 32 : c->lanes;
+	Shape s = {1, {n}};
+	Tensor *t = tensor_new(DT_I32, &s);
+	for (int i = 0; i < n; i++)
+		((int32_t *)t->data)[i] = v;
+	return cg_add_data(c->p, t);
+}
+
+static BursNode *lw_first_lanes(void *ctx, int64_t k)
+{
+	return cg_first_lanes(ctx, k);
+}
+
+/* A buffer of the kernel: the lowering's buffer `id` (a value, or a
+ * kernel's scratch). */
+int cg_lir_buffer(CG *c, LirKernel *k, int id)
+{
+	const Buf *b = &c->buf[id];
+	return lir_buffer(k, cg_value_name(c, id), b->numel, b->esize ? b->esize : 4, id);
+}
+
+/* Verify k, print it (--emit=loops) when `print`, and lower it into the
+ * function at this point. */
+bool cg_lir_run(CG *c, LirKernel *k, bool print)
+{
+	if (!lir_verify(k, c->d, c->node->loc)) {
+		c->ok = false;
+		return false;
+	}
+	if (print && c->p->loops)
+		lir_print(c->p->loops, k);
+	LirLower l = {c->f, c->icls, c->fcls, c->vcls, target_class_for(c->t, SORT_W), target_class_for(c->t, SORT_M), c,
+		      lw_base, lw_const_f32, lw_const_i64, lw_const_w, lw_first_lanes};
+	if (!lir_lower(k, &l)) {
+		diag_error(c->d, c->node->loc, "internal error: the Loop IR of %s could not be lowered for %s", k->name, c->t->name);
+		c->ok = false;
+		return false;
+	}
+	return true;
+}

@@ -66,27 +66,13 @@ static bool lower_elementwise(CG *c, const Node *n, const LegalEntry *e)
 {
 	(void)e;
 	bool copy = cg_is_copy(n->op) || n->op == OP_IDENTITY;
-	if (all_of(n, DT_F32) && (cg_is_elementwise(n->op) || cg_is_copy(n->op)) && !(n->op == OP_DROPOUT && n->nout > 1)) {
-		cg_elementwise(c, n);
-		return true;
-	}
-	if (all_of(n, DT_I32) && (n->op == OP_ADD || n->op == OP_SUM || n->op == OP_MAX || n->op == OP_MIN)) {
-		c->w_mode = true;
-		cg_elementwise(c, n);
-		c->w_mode = false;
-		return true;
-	}
-	if (all_of(n, DT_I32) && copy) {
-		cg_elementwise(c, n);
-		return true;
-	}
+	if (all_of(n, DT_F32) && (cg_is_elementwise(n->op) || cg_is_copy(n->op)) && !(n->op == OP_DROPOUT && n->nout > 1))
+		return cg_ew_kernel(c, &n, 1, EW_F32);
+	if (all_of(n, DT_I32) && (n->op == OP_ADD || n->op == OP_SUM || n->op == OP_MAX || n->op == OP_MIN || copy))
+		return cg_ew_kernel(c, &n, 1, EW_I32);
 	if (all_of(n, DT_I64) && (copy || n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_MIN ||
-				  n->op == OP_MAX || n->op == OP_SUM || n->op == OP_NEG)) {
-		c->int_mode = true;
-		cg_elementwise(c, n);
-		c->int_mode = false;
-		return true;
-	}
+				  n->op == OP_MAX || n->op == OP_SUM || n->op == OP_NEG))
+		return cg_ew_kernel(c, &n, 1, EW_I64);
 	return false;
 }
 
@@ -98,10 +84,7 @@ static bool ex_scalar_loop(CG *c, const Node *n, const LegalEntry *e)
 				    n->op == OP_SUB || n->op == OP_MUL || n->op == OP_MIN || n->op == OP_MAX ||
 				    n->op == OP_SUM || n->op == OP_IDENTITY || cg_is_copy(n->op)))
 		return false;
-	c->int_mode = true;
-	cg_elementwise(c, n);
-	c->int_mode = false;
-	return true;
+	return cg_ew_kernel(c, &n, 1, EW_I64);
 }
 
 /* the transcendental expansions (exp_poly, log_poly, tanh_exp, sigmoid_exp,
@@ -113,8 +96,7 @@ static bool ex_transcendental(CG *c, const Node *n, const LegalEntry *e)
 	if (!all_of(n, DT_F32) || !(n->op == OP_EXP || n->op == OP_LOG || n->op == OP_TANH || n->op == OP_SIGMOID ||
 				    n->op == OP_ERF || n->op == OP_GELU || n->op == OP_POW))
 		return false;
-	cg_elementwise(c, n);
-	return true;
+	return cg_ew_kernel(c, &n, 1, EW_F32);
 }
 
 static bool lower_dropout(CG *c, const Node *n, const LegalEntry *e)

@@ -1,8 +1,13 @@
-/* Elementwise kernels: one loop nest over the output, the innermost loop
- * vectorized with a scalar (or masked) remainder (cg.h). */
+/* Elementwise kernels, built as Loop IR: one node, or a whole fusion group
+ * of elementwise nodes (pass_fuse), is one loop nest over the group's
+ * output whose body computes every node of the group in registers and
+ * stores only the output; the innermost loop is vectorized (lir_vectorize)
+ * with a scalar remainder, a masked one for i32, strips on scalable
+ * vectors.  The same expression builder gives a contraction's epilogue:
+ * the rest of its group applied to the accumulators before the store
+ * (cg_epilogue_store). */
 #include "cg.h"
 
-/* ---- elementwise kernels --------------------------------------------------- */
 BursNode *cg_bin(CG *c, SelOp vop, SelOp sop, bool vector, BursNode *a, BursNode *b)
 {
 	if (c->int_mode) {
@@ -11,82 +16,6 @@ BursNode *cg_bin(CG *c, SelOp vop, SelOp sop, bool vector, BursNode *a, BursNode
 		return iop == SEL_COUNT ? NULL : sel_op(c->f, iop, a, b, NULL);
 	}
 	return sel_op(c->f, vector ? vop : sop, a, b, NULL);
-}
-
-/* The value of an elementwise node at one index, from its operands' values. */
-static BursNode *elementwise(CG *c, const Node *n, BursNode **x, bool vector)
-{
-	MFunc *f = c->f;
-	switch (n->op) {
-	case OP_ADD: return cg_bin(c, SEL_ADD_V, SEL_ADD_F, vector, x[0], x[1]);
-	case OP_SUB: return cg_bin(c, SEL_SUB_V, SEL_SUB_F, vector, x[0], x[1]);
-	case OP_MUL: return cg_bin(c, SEL_MUL_V, SEL_MUL_F, vector, x[0], x[1]);
-	case OP_DIV: return cg_bin(c, SEL_DIV_V, SEL_DIV_F, vector, x[0], x[1]);
-	case OP_POW: {
-		int a = cg_keep(c, vector ? x[0] : sel_op(f, SEL_BCAST_V, x[0], NULL, NULL), true);
-		int b = cg_keep(c, vector ? x[1] : sel_op(f, SEL_BCAST_V, x[1], NULL, NULL), true);
-		int y = cg_pow_v(c, a, b);
-		return vector ? R(y) : sel_op(f, SEL_REDMAX_V, R(y), NULL, NULL);
-	}
-	case OP_MAX:
-	case OP_MIN:
-	case OP_SUM: {
-		SelOp vo = n->op == OP_MAX ? SEL_MAX_V : n->op == OP_MIN ? SEL_MIN_V : SEL_ADD_V;
-		SelOp so = n->op == OP_MAX ? SEL_MAX_F : n->op == OP_MIN ? SEL_MIN_F : SEL_ADD_F;
-		BursNode *acc = x[0];
-		for (int i = 1; i < n->nin; i++)
-			acc = cg_bin(c, vo, so, vector, acc, x[i]);
-		return acc;
-	}
-	case OP_NEG:
-		if (c->int_mode)
-			return sel_op(f, SEL_SUB_I, sel_consti(f, 0), x[0], NULL);
-		return sel_op(f, vector ? SEL_NEG_V : SEL_NEG_F, x[0], NULL, NULL);
-	case OP_ABS:
-		if (c->int_mode) { /* max(x, 0 - x): INT64_MIN stays INT64_MIN, as in the reference */
-			int r = mfunc_vreg(f, c->icls);
-			sel_assign(f, r, x[0]);
-			return sel_op(f, SEL_MAX_I, R(r), sel_op(f, SEL_SUB_I, sel_consti(f, 0), R(r), NULL), NULL);
-		}
-		return sel_op(f, vector ? SEL_ABS_V : SEL_ABS_F, x[0], NULL, NULL);
-	case OP_SQRT: return sel_op(f, vector ? SEL_SQRT_V : SEL_SQRT_F, x[0], NULL, NULL);
-	case OP_RECIPROCAL: return cg_bin(c, SEL_DIV_V, SEL_DIV_F, vector, cg_splat(c, 1.0, vector), x[0]);
-	case OP_RELU: return cg_bin(c, SEL_MAX_V, SEL_MAX_F, vector, x[0], cg_splat(c, 0.0, vector));
-	case OP_CLIP: {
-		BursNode *v = x[0];
-		if (c->int_mode) { /* the bounds as the reference takes them: ceil / floor, saturated; NaN: absent */
-			double mn = attr_f(n, "min"), mx = attr_f(n, "max");
-			if (attr_present(n, "min") && !isnan(mn))
-				v = sel_op(f, SEL_MAX_I, v, cg_const_i64(c, cg_int_bound(mn, true)), NULL);
-			if (attr_present(n, "max") && !isnan(mx))
-				v = sel_op(f, SEL_MIN_I, v, cg_const_i64(c, cg_int_bound(mx, false)), NULL);
-			return v;
-		}
-		if (attr_present(n, "min"))
-			v = cg_bin(c, SEL_MAX_V, SEL_MAX_F, vector, v, cg_splat(c, attr_f(n, "min"), vector));
-		if (attr_present(n, "max"))
-			v = cg_bin(c, SEL_MIN_V, SEL_MIN_F, vector, v, cg_splat(c, attr_f(n, "max"), vector));
-		return v;
-	}
-	case OP_HARDSIGMOID: {
-		/* max(0, min(1, alpha x + beta)) */
-		BursNode *v = cg_bin(c, SEL_MUL_V, SEL_MUL_F, vector, x[0], cg_splat(c, attr_f(n, "alpha"), vector));
-		v = cg_bin(c, SEL_ADD_V, SEL_ADD_F, vector, v, cg_splat(c, attr_f(n, "beta"), vector));
-		v = cg_bin(c, SEL_MIN_V, SEL_MIN_F, vector, v, cg_splat(c, 1.0, vector));
-		return cg_bin(c, SEL_MAX_V, SEL_MAX_F, vector, v, cg_splat(c, 0.0, vector));
-	}
-	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_GELU: case OP_LEAKY_RELU: case OP_HARDSWISH:
-	case OP_LOG:
-		return cg_transcendental(c, n, x[0], vector);
-	case OP_IDENTITY:
-	case OP_DROPOUT:
-	case OP_RESHAPE:
-	case OP_FLATTEN:
-	case OP_SQUEEZE:
-	case OP_UNSQUEEZE:
-		return x[0];
-	default: return NULL;
-	}
 }
 
 bool cg_is_elementwise(OpKind op)
@@ -109,130 +38,347 @@ bool cg_is_copy(OpKind op)
 	return op == OP_RESHAPE || op == OP_FLATTEN || op == OP_SQUEEZE || op == OP_UNSQUEEZE;
 }
 
-/* Loops over the output's dims; the innermost is vectorized where every
- * operand is contiguous or broadcast along it. */
-/* The first k lanes of a fixed vector, as a mask: lane index < k, the
- * indices from read-only data (k is known when compiling). */
-static BursNode *first_lanes(CG *c, int64_t k)
+/* ---- the expression of a group at one index ----------------------------- */
+/* The index space is the group output's shape S (rank 0 as [1]); a node's
+ * output has S's dimensions other than 1, in order (pass_fuse), so an
+ * operand's broadcast strides over its node's output map onto S. */
+typedef struct {
+	CG *c;
+	LirKernel *k;
+	EwMode mode;
+	const Node *const *nodes;
+	int nn;
+	Shape S;
+	LirAffine idx[MAX_RANK];  /* the index along each axis of S */
+	const Value *anchor;      /* an epilogue: the contraction's result ... */
+	int anchor_temp;          /* ... in this temporary */
+	int *memo;                /* per value id: its temporary, or -1 */
+	int *reads;               /* per value id: reads inside the group */
+	bool ok;
+} Ew;
+
+static bool in_group(const Ew *b, const Value *v)
 {
-	static const char iota_tag[] = "lane indices";
-	const char *sym = NULL;
-	for (int i = 0; i < c->p->ndata && !sym; i++)
-		if (c->p->data[i].tag == iota_tag)
-			sym = c->p->data[i].sym;
-	if (!sym) {
-		Shape s = {1, {c->lanes}};
-		Tensor *t = tensor_new(DT_F32, &s);
-		for (int i = 0; i < c->lanes; i++)
-			((float *)t->data)[i] = (float)i;
-		sym = cg_add_data(c->p, t);
-		c->p->data[c->p->ndata - 1].tag = iota_tag;
-	}
-	return sel_op(c->f, SEL_CMPLT_V, sel_op(c->f, SEL_LOAD_V, sel_sym(c->f, sym), NULL, NULL), cg_splat(c, (double)k, true), NULL);
+	for (int i = 0; i < b->nn; i++)
+		for (int j = 0; j < b->nodes[i]->nout; j++)
+			if (b->nodes[i]->out[j] == v)
+				return true;
+	return false;
 }
 
-/* i32 elementwise (add, sum, max, min) over W vectors */
-static BursNode *elementwise_w(CG *c, const Node *n, BursNode **x)
+/* Operand k of n as strides over S (false: the shapes do not map). */
+static bool strides_over_S(const Ew *b, const Node *n, int k, int64_t *row)
 {
-	SelOp op = n->op == OP_MAX ? SEL_MAX_W : n->op == OP_MIN ? SEL_MIN_W : SEL_ADD_W;
-	BursNode *v = x[0];
+	Shape sn = n->out[0]->type.shape;
+	if (sn.rank == 0)
+		sn = (Shape){1, {1}};
+	int64_t str[MAX_RANK];
+	if (cg_is_copy(n->op)) {
+		shape_strides(&sn, str); /* same elements, same order */
+	} else {
+		if (n->in[k]->type.shape.rank > sn.rank)
+			return false;
+		broadcast_strides(&n->in[k]->type.shape, &sn, str);
+	}
+	int d = 0;
+	for (int e = 0; e < b->S.rank; e++) {
+		row[e] = 0;
+		if (b->S.dim[e] == 1)
+			continue;
+		while (d < sn.rank && sn.dim[d] == 1)
+			d++;
+		if (d == sn.rank || sn.dim[d] != b->S.dim[e])
+			return false;
+		row[e] = str[d++];
+	}
+	while (d < sn.rank && sn.dim[d] == 1)
+		d++;
+	return d == sn.rank;
+}
+
+static LirExpr *leaf(Ew *b, const Node *n, int k)
+{
+	int64_t row[MAX_RANK];
+	if (!strides_over_S(b, n, k, row)) {
+		b->ok = false;
+		return lir_constf(b->k, 0.0);
+	}
+	LirAffine a = lir_affine(0);
+	for (int e = 0; e < b->S.rank; e++) {
+		if (!row[e])
+			continue;
+		const LirAffine *ix = &b->idx[e];
+		a.off += row[e] * ix->off;
+		for (int i = 0; i < ix->n; i++)
+			lir_term(b->k, &a, ix->t[i].var, row[e] * ix->t[i].coef);
+	}
+	int buf = cg_lir_buffer(b->c, b->k, n->in[k]->id);
+	return lir_load(b->k, buf, &a);
+}
+
+static int keep(Ew *b, LirExpr *e)
+{
+	int t = lir_temp(b->k, b->mode == EW_I64 ? SORT_I : SORT_V);
+	lir_assign(b->k, t, e);
+	return t;
+}
+
+/* An i64 clip bound: ceil for a lower bound, floor for an upper one, saturated. */
+static LirExpr *int_bound(Ew *b, double v, bool lower)
+{
+	return lir_consti(b->k, cg_int_bound(v, lower));
+}
+
+static LirExpr *value(Ew *b, const Value *v);
+
+/* f32: the vector vocabulary (scalar where the lowering finds one element) */
+static LirExpr *node_f32(Ew *b, const Node *n, LirExpr **x)
+{
+	LirKernel *k = b->k;
+#define OP2(op, p, q) lir_op(k, (op), (p), (q), NULL)
+#define OP1(op, p) lir_op(k, (op), (p), NULL, NULL)
+#define KF(v) lir_constf(k, (v))
+	switch (n->op) {
+	case OP_ADD: return OP2(SEL_ADD_V, x[0], x[1]);
+	case OP_SUB: return OP2(SEL_SUB_V, x[0], x[1]);
+	case OP_MUL: return OP2(SEL_MUL_V, x[0], x[1]);
+	case OP_DIV: return OP2(SEL_DIV_V, x[0], x[1]);
+	case OP_POW: {
+		int p = keep(b, x[0]), q = keep(b, x[1]);
+		return lir_ref(k, lm_pow(k, p, q));
+	}
+	case OP_MAX: case OP_MIN: case OP_SUM: {
+		SelOp op = n->op == OP_MAX ? SEL_MAX_V : n->op == OP_MIN ? SEL_MIN_V : SEL_ADD_V;
+		LirExpr *acc = x[0];
+		for (int i = 1; i < n->nin; i++)
+			acc = OP2(op, acc, x[i]);
+		return acc;
+	}
+	case OP_NEG: return OP1(SEL_NEG_V, x[0]);
+	case OP_ABS: return OP1(SEL_ABS_V, x[0]);
+	case OP_SQRT: return OP1(SEL_SQRT_V, x[0]);
+	case OP_RECIPROCAL: return OP2(SEL_DIV_V, KF(1.0), x[0]);
+	case OP_RELU: return OP2(SEL_MAX_V, x[0], KF(0.0));
+	case OP_CLIP: {
+		LirExpr *v = x[0];
+		if (attr_present(n, "min"))
+			v = OP2(SEL_MAX_V, v, KF(attr_f(n, "min")));
+		if (attr_present(n, "max"))
+			v = OP2(SEL_MIN_V, v, KF(attr_f(n, "max")));
+		return v;
+	}
+	case OP_HARDSIGMOID: {
+		/* max(0, min(1, alpha x + beta)) */
+		LirExpr *v = OP2(SEL_ADD_V, OP2(SEL_MUL_V, x[0], KF(attr_f(n, "alpha"))), KF(attr_f(n, "beta")));
+		return OP2(SEL_MAX_V, OP2(SEL_MIN_V, v, KF(1.0)), KF(0.0));
+	}
+	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_GELU: case OP_LEAKY_RELU: case OP_HARDSWISH:
+	case OP_LOG:
+		return lir_ref(k, lm_transcendental(k, n, keep(b, x[0])));
+	case OP_IDENTITY: case OP_DROPOUT: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
+		return x[0];
+	default:
+		return NULL;
+	}
+}
+
+/* i64: scalar integer ops */
+static LirExpr *node_i64(Ew *b, const Node *n, LirExpr **x)
+{
+	LirKernel *k = b->k;
+	switch (n->op) {
+	case OP_ADD: return OP2(SEL_ADD_I, x[0], x[1]);
+	case OP_SUB: return OP2(SEL_SUB_I, x[0], x[1]);
+	case OP_MUL: return OP2(SEL_MUL_I, x[0], x[1]);
+	case OP_MAX: case OP_MIN: case OP_SUM: {
+		SelOp op = n->op == OP_MAX ? SEL_MAX_I : n->op == OP_MIN ? SEL_MIN_I : SEL_ADD_I;
+		LirExpr *acc = x[0];
+		for (int i = 1; i < n->nin; i++)
+			acc = OP2(op, acc, x[i]);
+		return acc;
+	}
+	case OP_NEG: return OP2(SEL_SUB_I, lir_consti(k, 0), x[0]);
+	case OP_ABS: {
+		/* max(x, 0 - x): INT64_MIN stays INT64_MIN, as in the reference */
+		int r = keep(b, x[0]);
+		return OP2(SEL_MAX_I, lir_ref(k, r), OP2(SEL_SUB_I, lir_consti(k, 0), lir_ref(k, r)));
+	}
+	case OP_CLIP: {
+		/* the bounds as the reference takes them: ceil / floor, saturated; NaN: absent */
+		LirExpr *v = x[0];
+		double mn = attr_f(n, "min"), mx = attr_f(n, "max");
+		if (attr_present(n, "min") && !isnan(mn))
+			v = OP2(SEL_MAX_I, v, int_bound(b, mn, true));
+		if (attr_present(n, "max") && !isnan(mx))
+			v = OP2(SEL_MIN_I, v, int_bound(b, mx, false));
+		return v;
+	}
+	case OP_IDENTITY: case OP_DROPOUT: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
+		return x[0];
+	default:
+		return NULL;
+	}
+}
+
+/* i32: add, sum, max, min over w vectors; copies move the bits */
+static LirExpr *node_i32(Ew *b, const Node *n, LirExpr **x)
+{
+	LirKernel *k = b->k;
+	if (cg_is_copy(n->op) || n->op == OP_IDENTITY || n->op == OP_DROPOUT)
+		return x[0];
+	SelOp op = n->op == OP_MAX ? SEL_MAX_W : n->op == OP_MIN ? SEL_MIN_W : n->op == OP_ADD || n->op == OP_SUM ? SEL_ADD_W
+											       : SEL_COUNT;
+	if (op == SEL_COUNT)
+		return NULL;
+	LirExpr *v = OP1(SEL_BITS_V_W, x[0]);
 	for (int i = 1; i < n->nin; i++)
-		v = sel_op(c->f, op, v, x[i], NULL);
-	return v;
+		v = OP2(op, v, OP1(SEL_BITS_V_W, x[i]));
+	return OP1(SEL_BITS_W_V, v);
 }
+#undef OP1
+#undef OP2
+#undef KF
 
-void cg_elementwise(CG *c, const Node *n)
+static LirExpr *node_value(Ew *b, const Node *n)
 {
-	const Value *out = n->out[0];
-	Shape s = out->type.shape;
-	if (s.rank == 0)
-		s = (Shape){1, {1}};
-	int r = s.rank;
-	int nin = n->nin;
-	/* one stride row and one loaded operand per operand: variadic ops
-	 * (sum, max, min) take any number */
-	int64_t ostr[MAX_RANK], (*istr)[MAX_RANK] = xcalloc((size_t)nin, sizeof *istr);
-	BursNode **x = xcalloc((size_t)nin, sizeof *x);
-	shape_strides(&s, ostr);
-	for (int i = 0; i < nin; i++) {
-		if (cg_is_copy(n->op))
-			memcpy(istr[i], ostr, sizeof ostr); /* same elements, same order */
-		else
-			broadcast_strides(&n->in[i]->type.shape, &s, istr[i]);
-	}
-	/* merge adjacent dims that the result and every operand walk
-	 * contiguously (or that an operand broadcasts along both): a
-	 * same-shape elementwise op is one flat loop, with no remainder per row */
-	for (int d = r - 2; d >= 0; d--) {
-		bool merge = ostr[d] == ostr[d + 1] * s.dim[d + 1];
-		for (int i = 0; i < nin; i++)
-			merge &= istr[i][d] == istr[i][d + 1] * s.dim[d + 1];
-		if (!merge)
-			continue;
-		s.dim[d] *= s.dim[d + 1];
-		ostr[d] = ostr[d + 1];
-		for (int i = 0; i < nin; i++)
-			istr[i][d] = istr[i][d + 1];
-		for (int e = d + 1; e + 1 < r; e++) {
-			s.dim[e] = s.dim[e + 1];
-			ostr[e] = ostr[e + 1];
-			for (int i = 0; i < nin; i++)
-				istr[i][e] = istr[i][e + 1];
-		}
-		r--;
-		s.rank = r;
-	}
-	/* loop over every dim but the last */
-	int vars[MAX_RANK];
-	for (int d = 0; d < r - 1; d++)
-		vars[d] = cg_loop_begin(c, 0, s.dim[d], 1);
-	int64_t inner = s.dim[r - 1];
-	int64_t vend = c->int_mode ? 0 : cg_vend_of(c, 0, inner);
-	if (shape_numel(&s) == 0)
-		vend = inner = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		bool vector = pass == 0;
-		int64_t lo = vector ? 0 : vend, hi = vector ? vend : inner;
-		if (hi <= lo)
-			continue;
-		/* i32 in W vectors: the remainder is one masked vector */
-		bool tail = c->w_mode && !vector;
-		BursNode *mask = tail ? first_lanes(c, hi - lo) : NULL;
-		int iv = tail ? -1 : cg_vloop_begin(c, lo, hi, vector);
-		for (int i = 0; i < nin; i++) {
-			Affine a = {0};
-			for (int d = 0; d < r - 1; d++)
-				a.t[a.n++] = (Term){vars[d], istr[i][d]};
-			bool bcast = istr[i][r - 1] == 0;
-			if (!bcast && tail)
-				a.off = lo * istr[i][r - 1];
-			else if (!bcast)
-				a.t[a.n++] = (Term){iv, istr[i][r - 1]};
-			if ((vector || tail) && bcast)
-				x[i] = sel_op(c->f, SEL_BCAST_V, cg_load(c, n->in[i]->id, &a, false), NULL, NULL);
-			else if (tail)
-				x[i] = sel_op(c->f, SEL_LOADM_V, cg_address(c, n->in[i]->id, &a, (int)(hi - lo)), mask, NULL);
-			else
-				x[i] = cg_load(c, n->in[i]->id, &a, vector);
-			if (c->w_mode)
-				x[i] = sel_op(c->f, SEL_BITS_V_W, x[i], NULL, NULL);
-		}
-		BursNode *v = c->w_mode ? sel_op(c->f, SEL_BITS_W_V, elementwise_w(c, n, x), NULL, NULL) : elementwise(c, n, x, vector);
-		Affine oa = {0};
-		for (int d = 0; d < r - 1; d++)
-			oa.t[oa.n++] = (Term){vars[d], ostr[d]};
-		if (tail) {
-			oa.off = lo;
-			sel_effect(c->f, sel_op(c->f, SEL_STOREM_V, cg_address(c, out->id, &oa, (int)(hi - lo)), v, mask));
-			continue;
-		}
-		oa.t[oa.n++] = (Term){iv, 1};
-		cg_store(c, out->id, &oa, vector, v);
-		cg_loop_end(c);
-	}
-	for (int d = r - 2; d >= 0; d--)
-		cg_loop_end(c);
-	free(istr);
+	LirExpr **x = xcalloc((size_t)n->nin + 1, sizeof *x);
+	for (int i = 0; i < n->nin; i++)
+		x[i] = in_group(b, n->in[i]) || n->in[i] == b->anchor ? value(b, n->in[i]) : leaf(b, n, i);
+	LirExpr *e = b->mode == EW_F32 ? node_f32(b, n, x) : b->mode == EW_I64 ? node_i64(b, n, x) : node_i32(b, n, x);
 	free(x);
+	if (!e)
+		b->ok = false;
+	return e ? e : lir_constf(b->k, 0.0);
 }
 
+/* v (computed in the group) at the index; a value read twice is kept in a
+ * temporary once */
+static LirExpr *value(Ew *b, const Value *v)
+{
+	if (v == b->anchor)
+		return lir_ref(b->k, b->anchor_temp);
+	if (b->memo[v->id] >= 0)
+		return lir_ref(b->k, b->memo[v->id]);
+	LirExpr *e = node_value(b, v->def);
+	if (b->reads[v->id] > 1) {
+		b->memo[v->id] = keep(b, e);
+		return lir_ref(b->k, b->memo[v->id]);
+	}
+	return e;
+}
+
+static void ew_init(Ew *b, CG *c, LirKernel *k, const Node *const *nodes, int nn, EwMode mode)
+{
+	memset(b, 0, sizeof *b);
+	b->c = c;
+	b->k = k;
+	b->mode = mode;
+	b->nodes = nodes;
+	b->nn = nn;
+	b->ok = true;
+	b->anchor_temp = -1;
+	const Value *out = nodes[nn - 1]->out[0];
+	b->S = out->type.shape;
+	if (b->S.rank == 0)
+		b->S = (Shape){1, {1}};
+	int nv = c->p->g->nvalues;
+	b->memo = xmalloc(((size_t)nv + 1) * sizeof *b->memo);
+	b->reads = xcalloc((size_t)nv + 1, sizeof *b->reads);
+	for (int i = 0; i < nv; i++)
+		b->memo[i] = -1;
+	for (int i = 0; i < nn; i++)
+		for (int j = 0; j < nodes[i]->nin; j++)
+			b->reads[nodes[i]->in[j]->id]++;
+}
+
+static void ew_free(Ew *b)
+{
+	free(b->memo);
+	free(b->reads);
+}
+
+/* ---- the kernels ------------------------------------------------------- */
+static void kernel_name(CG *c, const Node *const *nodes, int nn, char *buf, size_t size)
+{
+	size_t len = (size_t)snprintf(buf, size, "loops of %s:", nodes[nn - 1]->out[0]->name);
+	for (int i = 0; i < nn && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, " %s", op_info[nodes[i]->op].name);
+	(void)c;
+}
+
+bool cg_ew_kernel(CG *c, const Node *const *nodes, int nn, EwMode mode)
+{
+	char name[256];
+	kernel_name(c, nodes, nn, name, sizeof name);
+	LirKernel *k = lir_kernel_new(name, c->lanes, c->scalable);
+	Ew b;
+	ew_init(&b, c, k, nodes, nn, mode);
+	const Value *out = nodes[nn - 1]->out[0];
+	/* merge adjacent axes that the output and every operand walk
+	 * contiguously (or that an operand broadcasts along both): a
+	 * same-shape chain is one flat loop, with no remainder per row */
+	int nleaf = 0;
+	for (int i = 0; i < nn; i++)
+		nleaf += nodes[i]->nin;
+	int64_t (*rows)[MAX_RANK] = xcalloc((size_t)nleaf + 1, sizeof *rows);
+	int64_t ostr[MAX_RANK];
+	Shape s = b.S;
+	shape_strides(&s, ostr);
+	int nr = 0;
+	for (int i = 0; i < nn && b.ok; i++)
+		for (int j = 0; j < nodes[i]->nin; j++)
+			if (!in_group(&b, nodes[i]->in[j]) && !strides_over_S(&b, nodes[i], j, rows[nr++]))
+				b.ok = false;
+	int r = s.rank;
+	bool merged[MAX_RANK] = {false}; /* axis d+1 merged into d */
+	for (int d = r - 2; d >= 0 && b.ok; d--) {
+		bool merge = ostr[d] == ostr[d + 1] * s.dim[d + 1];
+		for (int i = 0; i < nr; i++)
+			merge &= rows[i][d] == rows[i][d + 1] * s.dim[d + 1];
+		merged[d] = merge;
+	}
+	free(rows);
+	/* one loop per run of merged axes, its variable on the run's last
+	 * axis: in a run every access's stride along an axis is its stride
+	 * along the next times that axis's size, so the variable times the
+	 * last axis's stride addresses the whole run */
+	int inner = -1;
+	int nloops = 0;
+	for (int d = 0; d < r && b.ok; d++) {
+		int64_t ext = s.dim[d];
+		int e = d;
+		while (e + 1 < r && merged[e]) {
+			e++;
+			ext *= s.dim[e];
+		}
+		int v = lir_for(k, 0, ext, 1);
+		nloops++;
+		for (int q = d; q < e; q++)
+			b.idx[q] = lir_affine(0);
+		b.idx[e] = lir_affine(0);
+		lir_term(k, &b.idx[e], v, 1);
+		inner = v;
+		d = e;
+	}
+	LirAffine oa = lir_affine(0);
+	for (int e = 0; e < r; e++)
+		if (b.idx[e].n)
+			lir_term(k, &oa, b.idx[e].t[0].var, ostr[e]);
+	LirExpr *v = b.ok ? value(&b, out) : NULL;
+	int ob = cg_lir_buffer(c, k, out->id);
+	if (b.ok)
+		lir_store(k, ob, &oa, v);
+	for (int i = 0; i < nloops; i++)
+		lir_end(k);
+	bool ok = b.ok && k->ok;
+	ew_free(&b);
+	if (ok && mode != EW_I64)
+		lir_vectorize(k, inner, mode == EW_I32 ? LIR_TAIL_MASKED : LIR_TAIL_SCALAR);
+	if (ok && nn > 1)
+		for (int i = 0; i < nn; i++)
+			lir_note(k, "%s = %s", nodes[i]->out[0]->name, op_info[nodes[i]->op].name);
+	if (ok)
+		ok = cg_lir_run(c, k, true);
+	lir_kernel_free(k);
+	return ok;
+}

@@ -1,0 +1,285 @@
+/* Loop IR to selection trees (lir.h): the one place where loops become
+ * labels and branches, accesses become address arithmetic, and each
+ * statement's width (vector or scalar, lir.h) picks the operations. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lir.h"
+#include "util.h"
+
+typedef struct {
+	const LirKernel *k;
+	const LirLower *l;
+	MFunc *f;
+	int *tv;          /* per temporary: its vreg (-1: not yet) */
+	Sort *ts;         /* ... and the sort it has lowered */
+	int *xv;          /* per variable: its vreg */
+	int *base;        /* per buffer: its base address vreg */
+	int vvar;         /* the vector variable around, or -1 */
+	int64_t masked;   /* in a masked loop: its lanes, else 0 */
+	bool ok;
+} Low;
+
+typedef struct {
+	BursNode *n;
+	Sort s;
+} Tree;
+
+/* The scalar twin of a vector op (SEL_COUNT: none). */
+static SelOp scalar_twin(SelOp op)
+{
+	switch (op) {
+	case SEL_ADD_V: return SEL_ADD_F;
+	case SEL_SUB_V: return SEL_SUB_F;
+	case SEL_MUL_V: return SEL_MUL_F;
+	case SEL_DIV_V: return SEL_DIV_F;
+	case SEL_MAX_V: return SEL_MAX_F;
+	case SEL_MIN_V: return SEL_MIN_F;
+	case SEL_FMA_V: return SEL_FMA_F;
+	case SEL_NEG_V: return SEL_NEG_F;
+	case SEL_ABS_V: return SEL_ABS_F;
+	case SEL_SQRT_V: return SEL_SQRT_F;
+	default: return SEL_COUNT;
+	}
+}
+
+/* t as sort want: f and v convert (broadcast; the lane of equal lanes) */
+static BursNode *as_sort(Low *w, Tree t, Sort want)
+{
+	if (t.s == want || want == SORT_NONE)
+		return t.n;
+	if (t.s == SORT_F && want == SORT_V)
+		return sel_op(w->f, SEL_BCAST_V, t.n, NULL, NULL);
+	if (t.s == SORT_V && want == SORT_F)
+		return sel_op(w->f, SEL_REDMAX_V, t.n, NULL, NULL);
+	w->ok = false; /* (the verifier rules this out) */
+	return t.n;
+}
+
+static BursNode *index_of(Low *w, const LirAffine *a)
+{
+	MFunc *f = w->f;
+	BursNode *idx = NULL;
+	for (int i = 0; i < a->n; i++) {
+		if (a->t[i].coef == 0)
+			continue;
+		BursNode *term = sel_reg(f, w->xv[a->t[i].var]);
+		if (a->t[i].coef != 1)
+			term = sel_op(f, SEL_MUL_I, term, sel_consti(f, a->t[i].coef), NULL);
+		idx = idx ? sel_op(f, SEL_ADD_I, idx, term, NULL) : term;
+	}
+	return idx;
+}
+
+/* base + esize * index (from a pointer temporary when hoisted) */
+static BursNode *address(Low *w, int buf, const LirAffine *a, int ptr, const LirAffine *pa)
+{
+	MFunc *f = w->f;
+	int es = w->k->bufs[buf].esize;
+	const LirAffine *ix = ptr >= 0 ? pa : a;
+	BursNode *base = sel_reg(f, ptr >= 0 ? w->tv[ptr] : w->base[buf]);
+	BursNode *idx = index_of(w, ix);
+	int shift = es == 8 ? 3 : es == 4 ? 2 : es == 2 ? 1 : 0;
+	if (!idx)
+		return ix->off ? sel_op(f, SEL_ADD_I, base, sel_consti(f, es * ix->off), NULL) : base;
+	if (ix->off)
+		idx = sel_op(f, SEL_ADD_I, idx, sel_consti(f, ix->off), NULL);
+	return sel_op(f, SEL_ADD_I, base, shift ? sel_op(f, SEL_SHL_I, idx, sel_consti(f, shift), NULL) : idx, NULL);
+}
+
+static bool moves(const Low *w, const LirAffine *a)
+{
+	return w->vvar >= 0 && lir_coef(a, w->vvar) != 0;
+}
+
+static int temp_vreg(Low *w, int t, Sort s)
+{
+	if (w->tv[t] >= 0)
+		return w->tv[t];
+	int cls = s == SORT_I ? w->l->icls : s == SORT_F ? w->l->fcls : s == SORT_V ? w->l->vcls : s == SORT_W ? w->l->wcls
+		: s == SORT_M ? w->l->mcls : -1;
+	if (cls < 0) {
+		w->ok = false;
+		cls = w->l->icls;
+	}
+	w->tv[t] = mfunc_vreg(w->f, cls);
+	w->ts[t] = s;
+	return w->tv[t];
+}
+
+/* The sort temporary t has here, assigned a value of sort got: a v
+ * temporary is a vector in vector context, and in scalar context what its
+ * first value is (a scalar, or a vector of equal lanes); an extern one is
+ * as declared. */
+static Sort temp_sort(const Low *w, int t, Sort got)
+{
+	if (w->ts[t] != SORT_NONE)
+		return w->ts[t];
+	Sort s = w->k->temps[t].sort;
+	if (w->k->temps[t].ext >= 0 || s != SORT_V)
+		return s;
+	return w->vvar >= 0 || got == SORT_V ? SORT_V : SORT_F;
+}
+
+/* e in its natural sort: the cheapest form, converted only where needed */
+static Tree lx(Low *w, const LirExpr *e)
+{
+	MFunc *f = w->f;
+	const LirKernel *k = w->k;
+	switch (e->kind) {
+	case LX_LOAD: {
+		int es = k->bufs[e->buf].esize;
+		BursNode *ad = address(w, e->buf, &e->a, e->ptr, &e->pa);
+		if (e->as == LIR_AS_I32)
+			return (Tree){sel_op(f, SEL_LOAD_I32, ad, NULL, NULL), SORT_I};
+		if (es == 8)
+			return (Tree){sel_op(f, SEL_LOAD_I, ad, NULL, NULL), SORT_I};
+		if (!moves(w, &e->a))
+			return (Tree){sel_op(f, SEL_LOAD_F, ad, NULL, NULL), SORT_F};
+		if (w->masked)
+			return (Tree){sel_op(f, SEL_LOADM_V, ad, w->l->first_lanes(w->l->ctx, w->masked), NULL), SORT_V};
+		return (Tree){sel_op(f, SEL_LOAD_V, ad, NULL, NULL), SORT_V};
+	}
+	case LX_ADDR:
+		return (Tree){address(w, e->buf, &e->a, -1, NULL), SORT_I};
+	case LX_TEMP: {
+		int t = e->temp;
+		if (k->temps[t].ext >= 0)
+			return (Tree){sel_reg(f, k->temps[t].ext), k->temps[t].sort};
+		if (w->tv[t] < 0) {
+			w->ok = false; /* (the verifier rules this out) */
+			return (Tree){sel_consti(f, 0), SORT_I};
+		}
+		return (Tree){sel_reg(f, w->tv[t]), w->ts[t]};
+	}
+	case LX_CONSTF:
+		return (Tree){sel_op(f, SEL_LOAD_F, sel_sym(f, w->l->const_f32(w->l->ctx, e->f)), NULL, NULL), SORT_F};
+	case LX_CONSTW:
+		return (Tree){sel_op(f, SEL_BITS_V_W, sel_op(f, SEL_LOAD_V, sel_sym(f, w->l->const_w(w->l->ctx, (int32_t)e->i)), NULL, NULL),
+				     NULL, NULL), SORT_W};
+	case LX_CONSTI:
+		return (Tree){w->l->const_i64 ? w->l->const_i64(w->l->ctx, e->i) : sel_consti(f, e->i), SORT_I};
+	case LX_INDEX:
+		return (Tree){sel_reg(f, w->xv[e->var]), SORT_I};
+	case LX_OP: {
+		const SelInfo *si = &sel_info[e->op];
+		Tree kid[3] = {{0}};
+		bool all_f = true;
+		for (int i = 0; i < si->nkids; i++) {
+			kid[i] = lx(w, e->k[i]);
+			all_f &= kid[i].s == SORT_F;
+		}
+		SelOp op = e->op;
+		SelOp twin = scalar_twin(op);
+		if (twin != SEL_COUNT && all_f)
+			op = twin; /* every operand one element: the scalar op */
+		const SelInfo *oi = &sel_info[op];
+		BursNode *b[3] = {NULL, NULL, NULL};
+		for (int i = 0; i < oi->nkids; i++)
+			b[i] = as_sort(w, kid[i], oi->kid[i]);
+		return (Tree){sel_op(f, op, b[0], b[1], b[2]), oi->result};
+	}
+	}
+	w->ok = false;
+	return (Tree){sel_consti(f, 0), SORT_I};
+}
+
+static void lblock(Low *w, const LirBlock *b);
+
+static void lstmt(Low *w, const LirStmt *s)
+{
+	MFunc *f = w->f;
+	const LirKernel *k = w->k;
+	switch (s->kind) {
+	case LS_ASSIGN: {
+		Tree t = lx(w, s->e);
+		Sort want = temp_sort(w, s->temp, t.s);
+		if (k->temps[s->temp].ext >= 0) {
+			sel_assign(f, k->temps[s->temp].ext, as_sort(w, t, want));
+			return;
+		}
+		int r = temp_vreg(w, s->temp, want);
+		sel_assign(f, r, as_sort(w, t, w->ts[s->temp]));
+		return;
+	}
+	case LS_STORE: {
+		Tree t = lx(w, s->e);
+		BursNode *ad = address(w, s->buf, &s->a, s->ptr, &s->pa);
+		int es = k->bufs[s->buf].esize;
+		if (es == 8)
+			sel_effect(f, sel_op(f, SEL_STORE_I, ad, as_sort(w, t, SORT_I), NULL));
+		else if (es == 1)
+			sel_effect(f, sel_op(f, SEL_STORE_I8, ad, as_sort(w, t, SORT_I), NULL));
+		else if (!moves(w, &s->a))
+			sel_effect(f, sel_op(f, SEL_STORE_F, ad, as_sort(w, t, SORT_F), NULL));
+		else if (w->masked)
+			sel_effect(f, sel_op(f, SEL_STOREM_V, ad, as_sort(w, t, SORT_V), w->l->first_lanes(w->l->ctx, w->masked)));
+		else
+			sel_effect(f, sel_op(f, SEL_STORE_V, ad, as_sort(w, t, SORT_V), NULL));
+		return;
+	}
+	case LS_LOOP: {
+		const LirVar *x = &k->vars[s->var];
+		if (x->hi <= x->lo)
+			return; /* no iteration */
+		int v = mfunc_vreg(f, w->l->icls);
+		w->xv[s->var] = v;
+		sel_assign(f, v, sel_consti(f, x->lo));
+		int saved_v = w->vvar;
+		int64_t saved_m = w->masked;
+		if (x->kind == LIR_LOOP_MASKED) {
+			/* one iteration, on the first hi - lo lanes */
+			w->vvar = s->var;
+			w->masked = x->hi - x->lo;
+			lblock(w, &s->body);
+			w->vvar = saved_v;
+			w->masked = saved_m;
+			return;
+		}
+		int label = sel_new_label(f);
+		sel_label(f, label);
+		int vl = -1;
+		if (x->kind == LIR_LOOP_STRIP) {
+			vl = mfunc_vreg(f, w->l->icls);
+			sel_assign(f, vl, sel_op(f, SEL_SETVL, sel_op(f, SEL_SUB_I, sel_consti(f, x->hi), sel_reg(f, v), NULL),
+						 sel_consti(f, f->lmul), NULL));
+		}
+		if (x->kind != LIR_LOOP_SCALAR)
+			w->vvar = s->var;
+		lblock(w, &s->body);
+		w->vvar = saved_v;
+		BursNode *step = vl >= 0 ? sel_reg(f, vl) : sel_consti(f, x->step);
+		sel_assign(f, v, sel_op(f, SEL_ADD_I, sel_reg(f, v), step, NULL));
+		sel_branch(f, sel_op(f, SEL_BRLT_I, sel_reg(f, v), sel_consti(f, x->hi), NULL), label);
+		return;
+	}
+	}
+}
+
+static void lblock(Low *w, const LirBlock *b)
+{
+	for (int i = 0; i < b->n; i++)
+		lstmt(w, b->s[i]);
+}
+
+bool lir_lower(const LirKernel *k, const LirLower *l)
+{
+	Low w = {k, l, l->f, NULL, NULL, NULL, NULL, k->outer_vector, 0, true};
+	w.tv = xmalloc(((size_t)k->ntemps + 1) * sizeof *w.tv);
+	w.ts = xcalloc((size_t)k->ntemps + 1, sizeof *w.ts);
+	for (int i = 0; i < k->ntemps; i++)
+		w.tv[i] = -1;
+	w.xv = xmalloc(((size_t)k->nvars + 1) * sizeof *w.xv);
+	for (int i = 0; i < k->nvars; i++)
+		w.xv[i] = k->vars[i].ext;
+	/* the buffers' addresses, once, before the loops */
+	w.base = xmalloc(((size_t)k->nbufs + 1) * sizeof *w.base);
+	for (int i = 0; i < k->nbufs; i++)
+		w.base[i] = l->base(l->ctx, k->bufs[i].id);
+	lblock(&w, &k->body);
+	free(w.tv);
+	free(w.ts);
+	free(w.xv);
+	free(w.base);
+	return w.ok;
+}
