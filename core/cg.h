@@ -92,6 +92,11 @@ typedef struct {
 	bool *viewed;    /* per value: the storage of some view too */
 	Extra *extra;
 	int nextra, capextra;
+	/* a contraction whose fusion group goes on: the group's nodes after
+	 * it (its epilogue), applied before the store (cg_result_store) */
+	const Node *const *epi;
+	int nepi;
+	bool epi_used;     /* the kernel stored through the epilogue */
 } CG;
 
 
@@ -152,6 +157,11 @@ typedef enum { EW_F32, EW_I64, EW_I32 } EwMode;
  * order, as one Loop IR kernel storing the last node's result; false: an
  * op or shape it cannot express (then nothing was emitted), or an error */
 bool cg_ew_kernel(CG *c, const Node *const *nodes, int nn, EwMode mode);
+/* The final store of a contraction's result y (the tree v, at flat index
+ * ya; dims: its index along each axis of y): through the epilogue when
+ * the kernel has one (c->epi: the group's output is stored instead), else
+ * as it is.  vvar: the vector loop's variable (v is a vector), or -1. */
+void cg_result_store(CG *c, const Value *y, const Affine *ya, const Affine *dims, int vvar, BursNode *v);
 
 /* kern_rows.c */
 Rows cg_rows_of(const Shape *s, int axis_from, int axis_to);
@@ -186,6 +196,7 @@ bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb, bool 
 bool cg_tile_conv(CG *c, const Node *n);
 int cg_keep(CG *c, BursNode *v, bool vector);
 BursNode *cg_first_lanes(CG *c, int64_t k);
+const Loop *cg_loop_of(CG *c, int var);
 int cg_lir_buffer(CG *c, LirKernel *k, int id);
 bool cg_lir_run(CG *c, LirKernel *k, bool print);
 

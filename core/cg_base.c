@@ -180,7 +180,7 @@ void cg_loop_end(CG *c)
 	sel_branch(f, sel_op(f, SEL_BRLT_I, sel_reg(f, l.var), sel_consti(f, l.hi), NULL), l.label);
 }
 
-static const Loop *loop_of(CG *c, int var)
+const Loop *cg_loop_of(CG *c, int var)
 {
 	for (int i = 0; i < c->nloops; i++)
 		if (c->loops[i].var == var)
@@ -204,7 +204,7 @@ void cg_check_access(CG *c, int value, const Affine *a, int lanes)
 			return; /* never executed */
 	int64_t lo = a->off, hi = a->off;
 	for (int i = 0; i < a->n; i++) {
-		const Loop *l = loop_of(c, a->t[i].var);
+		const Loop *l = cg_loop_of(c, a->t[i].var);
 		int64_t first = l->lo, last = l->lo + ((l->hi - l->lo - 1) / l->step) * l->step;
 		int64_t x = a->t[i].coef * first, y = a->t[i].coef * last;
 		lo += x < y ? x : y;

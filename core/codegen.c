@@ -28,7 +28,7 @@ static int vector_pressure(const Node *n)
 /* A scalable-vector kernel's register group: the largest of the .md's
  * `lmul` choices whose groups still hold the kernel's live vectors in the
  * allocatable vector registers (fixed-width targets: 1). */
-static int choose_lmul(CG *c, const Node *n)
+static int choose_lmul(CG *c, const Node *n, int extra)
 {
 	if (!c->scalable)
 		return 1;
@@ -36,7 +36,7 @@ static int choose_lmul(CG *c, const Node *n)
 	int regs = 0;
 	for (int r = 0; r < vc->nregs; r++)
 		regs += !vc->reserved[r];
-	int best = 1, p = vector_pressure(n);
+	int best = 1, p = vector_pressure(n) + extra;
 	for (int i = 0; i < c->t->nlmul; i++) {
 		int l = c->t->lmul[i];
 		if (l > best && p * l <= regs)
@@ -334,6 +334,115 @@ static bool lower_node(CG *c, const Node *n)
 	return false;
 }
 
+/* A new kernel at position pos, of nodes mem[0..m): no base address
+ * known, the workspace past the plan of the kernels before freed, the
+ * vector type (scalable targets) chosen; its header in the loop dump. */
+static void kernel_begin(CG *c, const Node *const *mem, int m, int pos)
+{
+	MFunc *f = c->f;
+	Program *p = c->p;
+	cg_bases_reset(c);
+	c->node = mem[0];
+	c->pos = pos;
+	int kept = 0;
+	for (int k = 0; k < c->nextra; k++)
+		if (c->extra[k].until >= pos)
+			c->extra[kept++] = c->extra[k];
+	c->nextra = kept;
+	/* a group keeps the values of its nodes live together: roughly the
+	 * largest node's pressure and one register per further node */
+	int lm = 1;
+	for (int i = 0; i < m; i++) {
+		int l = choose_lmul(c, mem[i], m - 1);
+		lm = i == 0 || l < lm ? l : lm;
+	}
+	f->lmul = lm;
+	if (c->scalable) /* the kernel's vector type, also for its vector code outside strips */
+		sel_assign(f, mfunc_vreg(f, c->icls), sel_op(f, SEL_SETVL, sel_consti(f, 1 << 30), sel_consti(f, f->lmul), NULL));
+	if (f->lmul > p->lmul)
+		p->lmul = f->lmul;
+	if (p->loops) {
+		fprintf(p->loops, "kernel %d: %s =", p->nkernels, mem[m - 1]->out[0]->name);
+		for (int i = 0; i < m; i++)
+			fprintf(p->loops, "%s %s", i ? "," : "", op_info[mem[i]->op].name);
+		fprintf(p->loops, "%s%s\n", m > 1 ? " (fusion group)" : "",
+			c->scalable ? (f->lmul == 8 ? " (LMUL 8)" : f->lmul == 4 ? " (LMUL 4)" : f->lmul == 2 ? " (LMUL 2)" : " (LMUL 1)") : "");
+	}
+}
+
+/* Can the group mem[0..m) be one kernel?  Every node lowerable by its
+ * decision, f32; elementwise ops and views after an optional contraction
+ * that is built by loops here (not on a matrix engine; matmul of 2-D or
+ * more operands). */
+static bool group_fits(CG *c, const Node *const *mem, int m, bool *anchored)
+{
+	*anchored = false;
+	for (int i = 0; i < m; i++) {
+		const Node *n = mem[i];
+		const LegalEntry *e = c->legal[n->id];
+		if (!e || e->action == LEGAL_UNSUPPORTED || e->action == LEGAL_FALLBACK || !all_of(n, DT_F32))
+			return false;
+		if (i == 0 && (n->op == OP_CONV || n->op == OP_MATMUL || n->op == OP_GEMM)) {
+			if (cg_uses_tiles(c, n))
+				return false;
+			if (n->op == OP_MATMUL && (n->in[0]->type.shape.rank < 2 || n->in[1]->type.shape.rank < 2))
+				return false;
+			LowerFn fn = e->action == LEGAL_NATIVE ? native_lowering[n->op].fn
+				   : e->expansion > EXPANSION_NONE && e->expansion < EXPANSION_COUNT ? expansion_lowering[e->expansion]
+												     : NULL;
+			if (fn != lower_conv && fn != lower_matmul && fn != ex_conv_loop && fn != ex_loop_nest)
+				return false;
+			*anchored = true;
+			continue;
+		}
+		if (!(cg_is_elementwise(n->op) || cg_is_copy(n->op)) || (n->op == OP_DROPOUT && n->nout > 1))
+			return false;
+	}
+	return true;
+}
+
+/* A fusion group of several nodes as one kernel: elementwise nodes as one
+ * Loop IR loop nest, a contraction with the rest of its group as its
+ * epilogue.  false: not done (the nodes are lowered one by one). */
+static bool lower_group(CG *c, const Node *const *mem, int m, int pos)
+{
+	bool anchored;
+	if (!group_fits(c, mem, m, &anchored))
+		return false;
+	const Value *out = mem[m - 1]->out[0];
+	for (int i = 1; i < m; i++)
+		c->fused[mem[i]->id] = true;
+	if (shape_numel(&out->type.shape) == 0)
+		return true; /* nothing to compute */
+	kernel_begin(c, mem, m, pos);
+	c->p->nkernels++;
+	if (!anchored) {
+		if (!cg_ew_kernel(c, mem, m, EW_F32) && c->ok) {
+			diag_error(c->d, mem[0]->loc, "internal error: the fusion group of %s cannot be one loop nest", out->name);
+			c->ok = false;
+		}
+		return true;
+	}
+	/* the epilogue's operands and the group's output: addressed once,
+	 * before the contraction's loops */
+	for (int i = 1; i < m; i++)
+		for (int k = 0; k < mem[i]->nin; k++)
+			cg_base_of(c, mem[i]->in[k]->id);
+	cg_base_of(c, out->id);
+	c->epi = mem + 1;
+	c->nepi = m - 1;
+	c->epi_used = false;
+	if (!lower_node(c, mem[0]))
+		c->ok = false;
+	else if (!c->epi_used) {
+		diag_error(c->d, mem[0]->loc, "internal error: the kernel of %s did not store through its epilogue", mem[0]->out[0]->name);
+		c->ok = false;
+	}
+	c->epi = NULL;
+	c->nepi = 0;
+	return true;
+}
+
 Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const *legal, const MemPlan *plan,
 		       const char *entry, FILE *loops, Diag *d)
 {
@@ -487,33 +596,41 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 	if (loops)
 		fprintf(loops, "function %s(args[%d]) on %s, %d lanes, workspace %lld bytes\n", entry, p->nargs, t->name,
 			c.lanes, (long long)p->workspace_bytes);
+	/* the fusion groups (pass_fuse): per group, its nodes in order */
+	int ng = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i]->group >= ng)
+			ng = g->nodes[i]->group + 1;
+	int *gstart = xcalloc((size_t)ng + 2, sizeof *gstart);
+	const Node **gat = xcalloc((size_t)g->nnodes + 1, sizeof *gat);
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i]->group >= 0)
+			gstart[g->nodes[i]->group + 1]++;
+	for (int k = 0; k < ng; k++)
+		gstart[k + 1] += gstart[k];
+	int *fill = xmalloc(((size_t)ng + 1) * sizeof *fill);
+	memcpy(fill, gstart, (size_t)ng * sizeof *fill);
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i]->group >= 0)
+			gat[fill[g->nodes[i]->group]++] = g->nodes[i];
+	free(fill);
 	for (int i = 0; i < g->nnodes && c.ok; i++) {
 		const Node *n = g->nodes[i];
-		if (n->op == OP_CONSTANT || c.fused[i])
+		if (n->op == OP_CONSTANT || c.fused[n->id])
 			continue;
+		int gid = n->group;
+		if (gid >= 0 && gstart[gid + 1] - gstart[gid] > 1) {
+			int m = gstart[gid + 1] - gstart[gid];
+			if (lower_group(&c, gat + gstart[gid], m, i))
+				continue;
+		}
 		if (plan->alias[n->out[0]->id] != n->out[0]->id) {
 			if (loops)
 				fprintf(loops, "view: %s = %s of %s (no kernel)\n", n->out[0]->name, op_info[n->op].name,
 					g->values[plan->alias[n->out[0]->id]]->name);
 			continue;
 		}
-		cg_bases_reset(&c);
-		c.node = n;
-		c.pos = i;
-		/* the extras of the kernels before that are done */
-		int kept = 0;
-		for (int k = 0; k < c.nextra; k++)
-			if (c.extra[k].until >= i)
-				c.extra[kept++] = c.extra[k];
-		c.nextra = kept;
-		f->lmul = choose_lmul(&c, n);
-		if (c.scalable) /* the kernel's vector type, also for its vector code outside strips */
-			sel_assign(f, mfunc_vreg(f, c.icls), sel_op(f, SEL_SETVL, sel_consti(f, 1 << 30), sel_consti(f, f->lmul), NULL));
-		if (f->lmul > p->lmul)
-			p->lmul = f->lmul;
-		if (loops)
-			fprintf(loops, "kernel %d: %s = %s%s\n", p->nkernels, n->out[0]->name, op_info[n->op].name,
-				c.scalable ? (f->lmul == 8 ? " (LMUL 8)" : f->lmul == 4 ? " (LMUL 4)" : f->lmul == 2 ? " (LMUL 2)" : " (LMUL 1)") : "");
+		kernel_begin(&c, &n, 1, i);
 		if (!lower_node(&c, n))
 			c.ok = false;
 		p->nkernels++;
@@ -549,6 +666,8 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 	if (c.ret >= 0)
 		sel_assign(f, c.ret, sel_consti(f, 1));
 	sel_effect(f, sel_op(f, SEL_RET, NULL, NULL, NULL));
+	free(gstart);
+	free(gat);
 	free(c.buf);
 	free(c.base);
 	free(c.based);

@@ -104,7 +104,10 @@ bool cg_conv(CG *c, const Node *n)
 		Affine ya = {0, {{nv, M * OS}, {gv, Mg * OS}, {mv, OS}}, 3};
 		for (int j = 0; j < ns; j++)
 			ya.t[ya.n++] = (Term){ov[j], ostr[j]};
-		cg_store(c, y->id, &ya, vector, R(acc));
+		Affine dims[2 + 3] = {{0, {{nv, 1}}, 1}, {0, {{gv, Mg}, {mv, 1}}, 2}};
+		for (int j = 0; j < ns; j++)
+			dims[2 + j] = (Affine){0, {{ov[j], 1}}, 1};
+		cg_result_store(c, y, &ya, dims, vector ? ov[last] : -1, R(acc));
 		cg_loop_end(c);
 	}
 	for (int j = ns - 2; j >= 0; j--)

@@ -382,3 +382,90 @@ bool cg_ew_kernel(CG *c, const Node *const *nodes, int nn, EwMode mode)
 	lir_kernel_free(k);
 	return ok;
 }
+
+/* ---- epilogues --------------------------------------------------------- */
+enum { EPI_VARS = 2 * (16 + 8) }; /* pairs (vreg, variable): CG's loops and ranges */
+
+static int extern_var(CG *c, LirKernel *k, int *map, int *nmap, int vreg, int vvar)
+{
+	for (int i = 0; i < *nmap; i += 2)
+		if (map[i] == vreg)
+			return map[i + 1];
+	if (*nmap + 2 > EPI_VARS) { /* (every loop and range of CG fits) */
+		diag_error(c->d, c->node->loc, "internal error: an epilogue index over more than %d variables", EPI_VARS / 2);
+		c->ok = false;
+		return -1;
+	}
+	const Loop *l = cg_loop_of(c, vreg);
+	int v = l ? lir_extern_var(k, vreg, l->lo, l->hi, l->step, vreg == vvar) : -1;
+	if (!l) {
+		diag_error(c->d, c->node->loc, "internal error: an epilogue index uses %%v%d, not a loop variable", vreg);
+		c->ok = false;
+	}
+	map[(*nmap)++] = vreg;
+	map[(*nmap)++] = v;
+	return v;
+}
+
+void cg_result_store(CG *c, const Value *y, const Affine *ya, const Affine *dims, int vvar, BursNode *v)
+{
+	bool vector = vvar >= 0;
+	if (!c->epi) {
+		cg_store(c, y->id, ya, vector, v);
+		return;
+	}
+	const Node *last = c->epi[c->nepi - 1];
+	LirKernel *k = lir_kernel_new(c->epi_used ? "epilogue (as above)" : "epilogue", c->lanes, c->scalable);
+	int acc = mfunc_vreg(c->f, vector ? c->vcls : c->fcls);
+	sel_assign(c->f, acc, v);
+	Ew b;
+	ew_init(&b, c, k, c->epi, c->nepi, EW_F32);
+	b.anchor = y;
+	b.anchor_temp = lir_extern_temp(k, acc, vector ? SORT_V : SORT_F);
+	/* y's index along each axis of the group's output S (y has S's
+	 * dimensions other than 1, in order) */
+	int map[EPI_VARS], nmap = 0;
+	const Shape *ys = &y->type.shape;
+	int d = 0;
+	for (int e = 0; e < b.S.rank; e++) {
+		b.idx[e] = lir_affine(0);
+		if (b.S.dim[e] == 1)
+			continue;
+		while (d < ys->rank && ys->dim[d] == 1)
+			d++;
+		if (d == ys->rank) {
+			b.ok = false;
+			break;
+		}
+		const Affine *a = &dims[d++];
+		b.idx[e].off = a->off;
+		for (int i = 0; i < a->n; i++)
+			if (a->t[i].coef) {
+				int x = extern_var(c, k, map, &nmap, a->t[i].var, vvar);
+				if (x < 0)
+					b.ok = false;
+				else
+					lir_term(k, &b.idx[e], x, a->t[i].coef);
+			}
+	}
+	int64_t ostr[MAX_RANK];
+	shape_strides(&b.S, ostr);
+	LirAffine oa = lir_affine(0);
+	for (int e = 0; e < b.S.rank; e++) {
+		oa.off += ostr[e] * b.idx[e].off;
+		for (int i = 0; i < b.idx[e].n; i++)
+			lir_term(k, &oa, b.idx[e].t[i].var, ostr[e] * b.idx[e].t[i].coef);
+	}
+	LirExpr *val = value(&b, last->out[0]);
+	if (b.ok) {
+		lir_store(k, cg_lir_buffer(c, k, last->out[0]->id), &oa, val);
+		cg_lir_run(c, k, !c->epi_used);
+	} else {
+		diag_error(c->d, c->node->loc, "internal error: the epilogue of %s does not fit its index space",
+			   op_info[c->node->op].name);
+		c->ok = false;
+	}
+	c->epi_used = true;
+	ew_free(&b);
+	lir_kernel_free(k);
+}

@@ -6,6 +6,16 @@
 static void matmul_rows_scalable(CG *c, const MatmulCtx *m, int nv, int mv, int mr);
 
 
+/* Y's index along each of its axes: the batch loops, then m and n (no
+ * epilogue is given for a 1-D operand's product: codegen.c) */
+static void matmul_dims(const MatmulCtx *m, Affine *dims, Affine mi, Affine ni)
+{
+	for (int q = 0; q < m->nbatch; q++)
+		dims[q] = (Affine){0, {{m->bv[q], 1}}, 1};
+	dims[m->nbatch] = mi;
+	dims[m->nbatch + 1] = ni;
+}
+
 /* alpha v + beta C for a product v of Y (vector or scalar), C at ca (its
  * term along n has coefficient cstr[1]: 0 when C is broadcast along n) */
 BursNode *cg_gemm_epilogue(CG *c, const MatmulCtx *m, BursNode *v, const Affine *ca, bool vector)
@@ -78,7 +88,9 @@ static void matmul_rows_scalable(CG *c, const MatmulCtx *m, int nv, int mv, int 
 		Affine ya = {i * m->N, {{mv, m->N}, {nv, 1}}, 2};
 		for (int q = 0; q < m->nbatch; q++)
 			ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
-		cg_store(c, m->Y->id, &ya, true, v);
+		Affine dims[MAX_RANK];
+		matmul_dims(m, dims, (Affine){i, {{mv, 1}}, 1}, (Affine){0, {{nv, 1}}, 1});
+		cg_result_store(c, m->Y, &ya, dims, nv, v);
 	}
 }
 
@@ -164,7 +176,9 @@ static void matmul_block(CG *c, const MatmulCtx *m, int mv, int nv, int mr, int 
 			Affine ya = {i * m->N + j * c->lanes, {{mv, m->N}, {nv, 1}}, 2};
 			for (int q = 0; q < m->nbatch; q++)
 				ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
-			cg_store(c, m->Y->id, &ya, true, v);
+			Affine dims[MAX_RANK];
+			matmul_dims(m, dims, (Affine){i, {{mv, 1}}, 1}, (Affine){j * c->lanes, {{nv, 1}}, 1});
+			cg_result_store(c, m->Y, &ya, dims, nv, v);
 		}
 }
 
@@ -322,7 +336,9 @@ void cg_matmul(CG *c, const Node *n)
 		ya.t[ya.n++] = (Term){nv, 1};
 		if (a1) /* the M dim of a promoted 1-D A is not in the output */
 			ya.t[ya.n - 2].coef = 0;
-		cg_store(c, Y->id, &ya, vector, v);
+		Affine dims[MAX_RANK];
+		matmul_dims(&mc, dims, (Affine){0, {{mv, 1}}, 1}, (Affine){0, {{nv, 1}}, 1});
+		cg_result_store(c, Y, &ya, dims, vector ? nv : -1, v);
 		cg_loop_end(c);
 	}
 	cg_loop_end(c);

@@ -149,8 +149,9 @@ static VSub shift_sub(int var, int64_t shift)
 enum { T_NONE, T_READ_FIRST, T_ASSIGNED_FIRST };
 
 typedef struct {
-	signed char *first;  /* per temporary: T_* */
+	signed char *first;  /* per temporary (of the n then): T_* */
 	bool *assigned;
+	int n;
 } TUse;
 
 static void tuse_mark_read(TUse *u, int t)
@@ -196,7 +197,7 @@ static void tuse_block(const LirKernel *k, TUse *u, const LirBlock *b)
 
 static TUse tuse_of(const LirKernel *k, const LirBlock *b)
 {
-	TUse u = {xcalloc((size_t)k->ntemps + 1, 1), xcalloc((size_t)k->ntemps + 1, sizeof(bool))};
+	TUse u = {xcalloc((size_t)k->ntemps + 1, 1), xcalloc((size_t)k->ntemps + 1, sizeof(bool)), k->ntemps};
 	tuse_block(k, &u, b);
 	return u;
 }
@@ -209,9 +210,9 @@ static void tuse_free(TUse *u)
 
 /* a temporary assigned in the body and read there before (a value carried
  * from one iteration to the next) */
-static bool tuse_carried(const LirKernel *k, const TUse *u)
+static bool tuse_carried(const TUse *u)
 {
-	for (int t = 0; t < k->ntemps; t++)
+	for (int t = 0; t < u->n; t++)
 		if (u->first[t] == T_READ_FIRST && u->assigned[t])
 			return true;
 	return false;
@@ -222,6 +223,55 @@ static void tmap_init(const TUse *u, int *tmap, int n)
 {
 	for (int t = 0; t < n; t++)
 		tmap[t] = u->first[t] == T_ASSIGNED_FIRST ? -1 : -2;
+}
+
+/* temporaries read anywhere in b but inside skip */
+static void reads_outside(const LirBlock *b, const LirStmt *skip, bool *read);
+
+static void reads_expr(const LirExpr *e, bool *read)
+{
+	if (!e)
+		return;
+	for (int i = 0; i < 3; i++)
+		reads_expr(e->k[i], read);
+	if (e->kind == LX_TEMP)
+		read[e->temp] = true;
+	if (e->kind == LX_LOAD && e->ptr >= 0)
+		read[e->ptr] = true;
+}
+
+static void reads_outside(const LirBlock *b, const LirStmt *skip, bool *read)
+{
+	for (int i = 0; i < b->n; i++) {
+		const LirStmt *s = b->s[i];
+		if (s == skip)
+			continue;
+		if (s->kind == LS_LOOP)
+			reads_outside(&s->body, skip, read);
+		else
+			reads_expr(s->e, read);
+		if (s->kind == LS_STORE && s->ptr >= 0)
+			read[s->ptr] = true;
+	}
+}
+
+/* A copy of loop s from `from` on, after s: its own values in temporaries
+ * of its own, but those read after the loop (where the last iteration's
+ * value must be found, whichever loop made it). */
+static void add_remainder(LirKernel *k, LirStmt *s, const TUse *u, int64_t from, LirBlock *parent, int at)
+{
+	int n = u->n; /* the temporaries s has (copies made since add others) */
+	bool *read = xcalloc((size_t)k->ntemps + 1, sizeof(bool));
+	reads_outside(&k->body, s, read);
+	int *tmap = xmalloc(((size_t)n + 1) * sizeof *tmap);
+	for (int t = 0; t < n; t++)
+		tmap[t] = u->first[t] == T_ASSIGNED_FIRST && !read[t] ? -1 : -2;
+	LirStmt *r = lir_stmt_copy(k, s, -1, -1, 0, tmap);
+	free(tmap);
+	free(read);
+	k->vars[r->var].lo = from;
+	rename_var(k, r->var, "r");
+	lir_block_insert(k, parent, at + 1, r);
 }
 
 /* ---- reordering: can the iterations be run in another order ------------ */
@@ -325,7 +375,7 @@ static bool injective(const LirKernel *k, const Accesses *x, const LirAffine *a)
 static bool reorder_ok(const LirKernel *k, const LirStmt *outer, int v2)
 {
 	TUse u = tuse_of(k, &outer->body);
-	bool carried = tuse_carried(k, &u);
+	bool carried = tuse_carried(&u);
 	tuse_free(&u);
 	if (carried)
 		return false;
@@ -366,10 +416,9 @@ bool lir_tile(LirKernel *k, int var, int64_t size, int *inner)
 		return false;
 	int64_t end = x.lo + m * size;
 	if (end < x.hi) {
-		LirStmt *r = lir_stmt_copy(k, s, -1, -1, 0, NULL);
-		k->vars[r->var].lo = end;
-		rename_var(k, r->var, "r");
-		lir_block_insert(k, parent, at + 1, r);
+		TUse u = tuse_of(k, &s->body);
+		add_remainder(k, s, &u, end, parent, at);
+		tuse_free(&u);
 	}
 	int in = lir_new_var(k, 0, size, 1, LIR_LOOP_SCALAR, NULL);
 	{
@@ -431,12 +480,6 @@ bool lir_unroll(LirKernel *k, int var, int factor)
 	int64_t end = x.lo + m * factor * x.step;
 	int ntemps = k->ntemps;
 	TUse u = tuse_of(k, &s->body);
-	if (end < x.hi) {
-		LirStmt *r = lir_stmt_copy(k, s, -1, -1, 0, NULL);
-		k->vars[r->var].lo = end;
-		rename_var(k, r->var, "r");
-		lir_block_insert(k, parent, at + 1, r);
-	}
 	/* copies 0 .. factor-2 fresh; the last one is the original statements,
 	 * so that what the body leaves in its temporaries is the last
 	 * iteration's */
@@ -448,6 +491,8 @@ bool lir_unroll(LirKernel *k, int var, int factor)
 			lir_block_add(k, &body, lir_stmt_copy(k, s->body.s[i], var, var, j * x.step, tmap));
 	}
 	free(tmap);
+	if (end < x.hi)
+		add_remainder(k, s, &u, end, parent, at);
 	tuse_free(&u);
 	VSub sub = shift_sub(var, (int64_t)(factor - 1) * x.step);
 	block_sub(k, &s->body, &sub);
@@ -488,12 +533,6 @@ bool lir_unroll_and_jam(LirKernel *k, int var, int factor)
 	int64_t end = x.lo + m * factor;
 	int ntemps = k->ntemps;
 	TUse u = tuse_of(k, &s->body);
-	if (end < x.hi) {
-		LirStmt *r = lir_stmt_copy(k, s, -1, -1, 0, NULL);
-		k->vars[r->var].lo = end;
-		rename_var(k, r->var, "r");
-		lir_block_insert(k, parent, at + 1, r);
-	}
 	LirBlock pre = {NULL, 0, 0}, lbody = {NULL, 0, 0}, post = {NULL, 0, 0};
 	int *tmap = xmalloc(((size_t)ntemps + 1) * sizeof *tmap);
 	for (int j = 0; j < factor - 1; j++) {
@@ -506,6 +545,8 @@ bool lir_unroll_and_jam(LirKernel *k, int var, int factor)
 			lir_block_add(k, &post, lir_stmt_copy(k, s->body.s[i], var, var, j, tmap));
 	}
 	free(tmap);
+	if (end < x.hi)
+		add_remainder(k, s, &u, end, parent, at);
 	tuse_free(&u);
 	/* the last copy: the original statements */
 	VSub sub = shift_sub(var, factor - 1);

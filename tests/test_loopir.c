@@ -127,7 +127,7 @@ static void check_same(Build build, Xform xf, uint32_t seed)
 	LirKernel *a = build(&h0);
 	LirKernel *b = build(&h1);
 	cr_assert(verify(a, NULL));
-	cr_assert(xf(b, &h1), "transform not applied");
+	cr_assert(xf(b, &h1), "transform not applied (%s, seed %u)", b->name, (unsigned)seed);
 	cr_assert(verify(b, NULL), "transformed kernel rejected");
 	Data da = data_new(a, seed), db = data_new(b, seed);
 	cr_assert(lir_eval(a, da.p));
@@ -386,8 +386,8 @@ Test(loopir, print_transformed)
 			    "    %t0 = neg.v(x[2*i0 + 2])\n"
 			    "    y[2*i0 + 2] = %t0\n"
 			    "  for i0r in [4, 5)\n"
-			    "    %t0 = neg.v(x[2*i0r])\n"
-			    "    y[2*i0r] = %t0\n");
+			    "    %t2 = neg.v(x[2*i0r])\n"
+			    "    y[2*i0r] = %t2\n");
 	free(s);
 	lir_kernel_free(k);
 }
@@ -857,4 +857,157 @@ Test(loopir, hoist_nothing)
 	free(before);
 	free(after);
 	lir_kernel_free(k);
+}
+
+/* ---- vectorize ---------------------------------------------------------- */
+static int64_t g_n;
+static bool g_scalable;
+
+/* y[r][i] = fma(t, x[r][i], round(t)) with t = x[r][i] * s[r] over 3 rows of n */
+static LirKernel *build_vec(H *h)
+{
+	LirKernel *k = lir_kernel_new("vec", 8, g_scalable);
+	int64_t n = g_n;
+	int x = lir_buffer(k, "x", 3 * n, 4, 0), s = lir_buffer(k, "s", 3, 4, 1), y = lir_buffer(k, "y", 3 * n, 4, 2);
+	int t = lir_temp(k, SORT_V);
+	int r = lir_for(k, 0, 3, 1), i = lir_for(k, 0, n, 1);
+	lir_assign(k, t, lir_op(k, SEL_MUL_V, ld(k, x, AX2(k, 0, r, n, i, 1)), ld(k, s, AX1(k, 0, r, 1)), NULL));
+	st(k, y, AX2(k, 0, r, n, i, 1),
+	   lir_op(k, SEL_FMA_V, lir_ref(k, t), ld(k, x, AX2(k, 0, r, n, i, 1)), lir_op(k, SEL_ROUND_V, lir_ref(k, t), NULL, NULL)));
+	lir_end(k);
+	lir_end(k);
+	h->v[0] = r, h->v[1] = i;
+	return k;
+}
+
+static bool vec_scalar(LirKernel *k, const H *h) { return lir_vectorize(k, h->v[1], LIR_TAIL_SCALAR); }
+static bool vec_masked(LirKernel *k, const H *h) { return lir_vectorize(k, h->v[1], LIR_TAIL_MASKED); }
+static bool vec_unroll_hoist(LirKernel *k, const H *h)
+{
+	return lir_vectorize(k, h->v[1], LIR_TAIL_MASKED) && lir_unroll(k, h->v[1], 2) && lir_hoist(k) > 0;
+}
+static bool vec_jam(LirKernel *k, const H *h)
+{
+	/* rows jammed by 2, then the fused loop vectorized (a vector loop and
+	 * its remainder make two loops: jam first) */
+	return lir_unroll_and_jam(k, h->v[0], 2) && lir_vectorize(k, h->v[1], LIR_TAIL_MASKED) && lir_hoist(k) > 0;
+}
+
+/* the kinds of the loops in r's body */
+static void loop_kinds(const LirKernel *k, LirLoopKind *kinds, int *n)
+{
+	const LirBlock *b = &k->body.s[0]->body;
+	*n = 0;
+	for (int i = 0; i < b->n; i++)
+		if (b->s[i]->kind == LS_LOOP)
+			kinds[(*n)++] = k->vars[b->s[i]->var].kind;
+}
+
+Test(loopir, vectorize_fixed)
+{
+	int64_t ns[] = {0, 5, 8, 21};
+	for (int t = 0; t < 4; t++) {
+		g_n = ns[t];
+		g_scalable = false;
+		check_same(build_vec, vec_scalar, 100 + (uint32_t)t);
+		check_same(build_vec, vec_masked, 200 + (uint32_t)t);
+		for (int m = 0; m < 2; m++) {
+			H h;
+			LirKernel *k = build_vec(&h);
+			cr_assert(lir_vectorize(k, h.v[1], m ? LIR_TAIL_MASKED : LIR_TAIL_SCALAR));
+			LirLoopKind kinds[4];
+			int nl;
+			loop_kinds(k, kinds, &nl);
+			int whole = (int)(g_n / 8), rest = (int)(g_n % 8);
+			LirLoopKind tail = m ? LIR_LOOP_MASKED : LIR_LOOP_SCALAR;
+			if (rest == 0) {
+				cr_assert(nl == 1 && kinds[0] == LIR_LOOP_VECTOR, "n %d", (int)g_n);
+				cr_assert(k->vars[h.v[1]].hi == 8 * whole);
+			} else if (whole == 0) {
+				cr_assert(nl == 1 && kinds[0] == tail, "n %d", (int)g_n);
+			} else {
+				cr_assert(nl == 2 && kinds[0] == LIR_LOOP_VECTOR && kinds[1] == tail, "n %d", (int)g_n);
+				cr_assert(k->vars[h.v[1]].hi == 8 * whole && k->vars[h.v[1]].step == 8);
+			}
+			lir_kernel_free(k);
+		}
+	}
+	g_n = 21;
+	check_same(build_vec, vec_unroll_hoist, 300);
+	check_same(build_vec, vec_jam, 301);
+	g_n = 37;
+	check_same(build_vec, vec_unroll_hoist, 302);
+}
+
+Test(loopir, vectorize_scalable)
+{
+	int64_t ns[] = {0, 5, 8, 21};
+	for (int t = 0; t < 4; t++) {
+		g_n = ns[t];
+		g_scalable = true;
+		check_same(build_vec, vec_scalar, 400 + (uint32_t)t);
+		H h;
+		LirKernel *k = build_vec(&h);
+		cr_assert(lir_vectorize(k, h.v[1], LIR_TAIL_SCALAR));
+		cr_assert(k->vars[h.v[1]].kind == LIR_LOOP_STRIP);
+		/* strips are not unrolled */
+		char *before = print_str(k);
+		cr_assert_not(lir_unroll(k, h.v[1], 2));
+		char *after = print_str(k);
+		cr_assert_str_eq(before, after);
+		free(before);
+		free(after);
+		lir_kernel_free(k);
+	}
+	g_scalable = false;
+}
+
+static bool vec_i(LirKernel *k, const H *h) { return lir_vectorize(k, h->v[0], LIR_TAIL_SCALAR); }
+static bool vec_j(LirKernel *k, const H *h) { return lir_vectorize(k, h->v[1], LIR_TAIL_MASKED); }
+
+Test(loopir, vectorize_refused)
+{
+	check_refused(build_red, vec_j);   /* the accumulator carried */
+	check_refused(build_sum, vec_i);   /* a value read after the loop */
+	check_refused(build_ew, vec_i);    /* a loop inside */
+	check_refused(build_vew, vec_j);   /* already vectors */
+	check_refused(build_mm, vec_j);    /* B[k][j] moves by 6 along j... and a loop inside */
+}
+
+/* ---- transforms of loops that read their variable, and after hoisting --- */
+/* n[i] = i * 3 + m[i]; y[i] = cvt(i) */
+static LirKernel *build_idx(H *h)
+{
+	LirKernel *k = lir_kernel_new("idx", 8, false);
+	int n = lir_buffer(k, "n", 11, 8, 0), m = lir_buffer(k, "m", 11, 8, 1), y = lir_buffer(k, "y", 11, 4, 2);
+	int t = lir_temp(k, SORT_I);
+	int i = lir_for(k, 0, 11, 1);
+	lir_assign(k, t, lir_op(k, SEL_MUL_I, lir_index(k, i), lir_consti(k, 3), NULL));
+	st(k, n, AX1(k, 0, i, 1), lir_op(k, SEL_ADD_I, lir_ref(k, t), ld(k, m, AX1(k, 0, i, 1)), NULL));
+	st(k, y, AX1(k, 0, i, 1), lir_op(k, SEL_CVT_I_F, lir_index(k, i), NULL, NULL));
+	lir_end(k);
+	h->v[0] = i;
+	return k;
+}
+
+static bool idx_tile_unroll(LirKernel *k, const H *h)
+{
+	int in;
+	return lir_tile(k, h->v[0], 4, &in) && lir_unroll(k, in, 2) && lir_unroll(k, h->v[0], 2);
+}
+static bool hoist_unroll_j2(LirKernel *k, const H *h) { return lir_hoist(k) > 0 && lir_unroll(k, h->v[1], 2); }
+static bool hoist_jam_j4(LirKernel *k, const H *h) { return lir_hoist(k) > 0 && lir_unroll_and_jam(k, h->v[1], 4); }
+static bool hoist_tile_j4(LirKernel *k, const H *h) { return lir_hoist(k) > 0 && lir_tile(k, h->v[1], 4, NULL); }
+static bool hoist_unroll_i2(LirKernel *k, const H *h) { return lir_hoist(k) > 0 && lir_unroll(k, h->v[0], 2); }
+
+Test(loopir, index_and_hoisted)
+{
+	check_same(build_idx, unroll_i4, 501);
+	check_same(build_idx, tile_i2, 502);
+	check_same(build_idx, idx_tile_unroll, 503);
+	check_same(build_mm, hoist_unroll_j2, 504);
+	check_same(build_mm, hoist_jam_j4, 505);
+	check_same(build_mm, hoist_tile_j4, 506);
+	check_same(build_mm, hoist_unroll_i2, 507);
+	check_same(build_vew, hoist_unroll_i2, 508);
 }
