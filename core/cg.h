@@ -162,6 +162,7 @@ bool cg_ew_kernel(CG *c, const Node *const *nodes, int nn, EwMode mode);
  * the kernel has one (c->epi: the group's output is stored instead), else
  * as it is.  vvar: the vector loop's variable (v is a vector), or -1. */
 void cg_result_store(CG *c, const Value *y, const Affine *ya, const Affine *dims, int vvar, BursNode *v);
+bool cg_epilogue_heavy(const CG *c);
 
 /* kern_rows.c */
 Rows cg_rows_of(const Shape *s, int axis_from, int axis_to);

@@ -407,6 +407,19 @@ static int extern_var(CG *c, LirKernel *k, int *map, int *nmap, int vreg, int vv
 	return v;
 }
 
+/* Does the epilogue hold an op that takes many registers of its own? */
+bool cg_epilogue_heavy(const CG *c)
+{
+	for (int i = 0; i < c->nepi; i++)
+		switch (c->epi[i]->op) {
+		case OP_EXP: case OP_LOG: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_GELU: case OP_POW:
+			return true;
+		default:
+			break;
+		}
+	return false;
+}
+
 void cg_result_store(CG *c, const Value *y, const Affine *ya, const Affine *dims, int vvar, BursNode *v)
 {
 	bool vector = vvar >= 0;

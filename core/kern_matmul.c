@@ -160,6 +160,30 @@ static void matmul_block(CG *c, const MatmulCtx *m, int mv, int nv, int mr, int 
 	sel_assign(f, pa, sel_op(f, SEL_ADD_I, R(pa), sel_consti(f, 4 * m->a_k), NULL));
 	sel_assign(f, pb, sel_op(f, SEL_ADD_I, R(pb), sel_consti(f, 4 * m->b_k), NULL));
 	cg_loop_end(c);
+	/* A heavy fusion epilogue (transcendentals: many registers of its own)
+	 * would spill the accumulators still waiting: the block goes to Y
+	 * first, then the epilogue reads it back (from L1) one vector at a
+	 * time. */
+	bool staged = last && c->epi && cg_epilogue_heavy(c);
+	for (int i = 0; staged && i < mr; i++)
+		for (int j = 0; j < nr; j++) {
+			Affine ca = {i * m->cstr[0] + j * c->lanes * m->cstr[1], {{mv, m->cstr[0]}, {nv, m->cstr[1]}}, 2};
+			Affine ya = {i * m->N + j * c->lanes, {{mv, m->N}, {nv, 1}}, 2};
+			for (int q = 0; q < m->nbatch; q++)
+				ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
+			cg_store(c, m->Y->id, &ya, true, cg_gemm_epilogue(c, m, R(acc[i][j]), &ca, true));
+		}
+	for (int i = 0; staged && i < mr; i++)
+		for (int j = 0; j < nr; j++) {
+			Affine ya = {i * m->N + j * c->lanes, {{mv, m->N}, {nv, 1}}, 2};
+			for (int q = 0; q < m->nbatch; q++)
+				ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
+			Affine dims[MAX_RANK];
+			matmul_dims(m, dims, (Affine){i, {{mv, 1}}, 1}, (Affine){j * c->lanes, {{nv, 1}}, 1});
+			cg_result_store(c, m->Y, &ya, dims, nv, cg_load(c, m->Y->id, &ya, true));
+		}
+	if (staged)
+		return;
 	/* epilogue: alpha, beta C, cg_store (partial sums as they are) */
 	for (int i = 0; i < mr; i++)
 		for (int j = 0; j < nr; j++) {

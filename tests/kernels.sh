@@ -1,0 +1,55 @@
+#!/bin/sh
+# Fused kernels (issue 13): a fusion group is one kernel.  code.kernels in
+# the manifest, per model and level, on the CPU targets; --emit=loops shows a
+# fused elementwise group as one loop nest and a contraction's epilogue.
+# (Results are checked elsewhere: these models are in tests/backend, run by
+# backend.sh and opt_levels.sh on every target.)
+set -u
+GDCC=${GDCC:-./gdcc}
+SRCDIR=${SRCDIR:-.}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+kernels() { # MODEL TARGET LEVEL EXPECTED
+	if ! "$GDCC" "$3" -S "$1" -t "$2" -o "$tmp/k.s" 2>"$tmp/err"; then
+		bad "$1 $2 $3: -S failed: $(head -3 "$tmp/err")"
+		return
+	fi
+	n=$(sed -n 's/.*"kernels": *\([0-9]*\).*/\1/p' "$tmp/k.s.json" | head -1)
+	if [ "$n" = "$4" ]; then ok; else bad "$1 $2 $3: $n kernels, expected $4"; fi
+}
+
+for t in x86-avx2 riscv-rvv; do
+	# add(relu(x), relu(x)): CSE leaves one relu, fusion one kernel
+	kernels "$SRCDIR/tests/backend/fuse_cse_relu.ir" $t -O2 1
+	kernels "$SRCDIR/tests/backend/fuse_cse_relu.ir" $t -O1 2
+	kernels "$SRCDIR/tests/backend/fuse_cse_relu.ir" $t -O0 3
+	# four contractions, each with its epilogue
+	kernels "$SRCDIR/tests/backend/fuse_epilogue.ir" $t -O2 4
+	kernels "$SRCDIR/tests/backend/fuse_epilogue.ir" $t -O0 13
+	# conv + relu; conv + add + relu (batchnorm folded)
+	kernels "$SRCDIR/examples/resnet_block.ir" $t -O2 2
+done
+
+# the dump: the fused group is one loop nest storing only its output
+"$GDCC" "$SRCDIR/tests/backend/fuse_cse_relu.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+if grep -q '^kernel 0: c = relu, add (fusion group)' "$tmp/loops" &&
+   [ "$(grep -c '^kernel' "$tmp/loops")" = 1 ] &&
+   grep -q 'c\[i0\] = add.v(%t0, %t0)' "$tmp/loops" && ! grep -q '^ *a\[' "$tmp/loops"; then
+	ok
+else
+	bad "fuse_cse_relu --emit=loops: not one fused loop nest"; cat "$tmp/loops"
+fi
+# a contraction's epilogue: the rest of the group before the store
+"$GDCC" "$SRCDIR/tests/backend/fuse_epilogue.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+if grep -q '^kernel 0: y = conv, mul, add, relu (fusion group)' "$tmp/loops" &&
+   grep -q '^ *y\[.*\] = max.v(add.v(mul.v(%t0, sc\[.*\]), r\[.*\]), 0)' "$tmp/loops"; then
+	ok
+else
+	bad "fuse_epilogue --emit=loops: no conv epilogue"; grep -A8 '^epilogue' "$tmp/loops" | head -20
+fi
+echo "kernels: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
