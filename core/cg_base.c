@@ -477,7 +477,7 @@ bool cg_lir_run(CG *c, LirKernel *k, bool print)
 	if (print && c->p->loops)
 		lir_print(c->p->loops, k);
 	LirLower l = {c->f, c->icls, c->fcls, c->vcls, target_class_for(c->t, SORT_W), target_class_for(c->t, SORT_M), c,
-		      lw_base, lw_const_f32, lw_const_i64, lw_const_w, lw_first_lanes};
+		      lw_base, lw_const_f32, lw_const_i64, lw_const_w, lw_first_lanes, c->ret >= 0 ? c->err_label : -1};
 	if (!lir_lower(k, &l)) {
 		diag_error(c->d, c->node->loc, "internal error: the Loop IR of %s could not be lowered for %s", k->name, c->t->name);
 		c->ok = false;

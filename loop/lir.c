@@ -102,14 +102,25 @@ int lir_buffer(LirKernel *k, const char *name, int64_t numel, int esize, int id)
 		k->capbufs = k->capbufs ? 2 * k->capbufs : 8;
 		k->bufs = xrealloc(k->bufs, (size_t)k->capbufs * sizeof *k->bufs);
 	}
-	k->bufs[k->nbufs] = (LirBuf){xstrdup(name), numel, esize, id};
+	k->bufs[k->nbufs] = (LirBuf){xstrdup(name), numel, esize, id, NULL};
 	return k->nbufs++;
+}
+
+int lir_data_buffer(LirKernel *k, const char *name, int64_t numel, int esize, const char *sym)
+{
+	for (int i = 0; i < k->nbufs; i++)
+		if (k->bufs[i].sym == sym)
+			return i;
+	int b = lir_buffer(k, name, numel, esize, -1 - k->nbufs);
+	k->bufs[b].id = -1;
+	k->bufs[b].sym = sym;
+	return b;
 }
 
 int lir_buffer_of(const LirKernel *k, int id)
 {
 	for (int i = 0; i < k->nbufs; i++)
-		if (k->bufs[i].id == id)
+		if (k->bufs[i].id == id && !k->bufs[i].sym)
 			return i;
 	return -1;
 }
@@ -120,13 +131,20 @@ static int add_temp(LirKernel *k, Sort sort, int ext)
 		k->captemps = k->captemps ? 2 * k->captemps : 16;
 		k->temps = xrealloc(k->temps, (size_t)k->captemps * sizeof *k->temps);
 	}
-	k->temps[k->ntemps] = (LirTemp){sort, xasprintf("t%d", k->ntemps), ext};
+	k->temps[k->ntemps] = (LirTemp){sort, xasprintf("t%d", k->ntemps), ext, false};
 	return k->ntemps++;
 }
 
 int lir_temp(LirKernel *k, Sort sort)
 {
 	return add_temp(k, sort, -1);
+}
+
+int lir_wide_temp(LirKernel *k)
+{
+	int t = add_temp(k, SORT_V, -1);
+	k->temps[t].wide = true;
+	return t;
 }
 
 int lir_extern_temp(LirKernel *k, int vreg, Sort sort)
@@ -230,6 +248,16 @@ void lir_store(LirKernel *k, int buf, const LirAffine *a, LirExpr *e)
 	s->a = *a;
 	s->e = e;
 	lir_block_add(k, current(k), s);
+}
+
+int lir_data_index(LirKernel *k, LirExpr *e, int64_t n)
+{
+	int v = lir_new_var(k, 0, n, 1, LIR_INDEX_DATA, NULL);
+	LirStmt *s = lir_stmt_new(k, LS_INDEX);
+	s->var = v;
+	s->e = e;
+	lir_block_add(k, current(k), s);
+	return v;
 }
 
 LirStmt *lir_last(LirKernel *k)
@@ -439,6 +467,20 @@ static LirStmt *copy_stmt(LirKernel *k, const LirStmt *s, Subst *sub)
 				c->temp = sub->tmap[s->temp];
 		}
 		break;
+	case LS_INDEX: {
+		LirVar v = k->vars[s->var];
+		c->var = lir_new_var(k, v.lo, v.hi, v.step, v.kind, v.name);
+		if (s->var >= sub->nvmap) {
+			int n = k->nvars + 8;
+			sub->vmap = xrealloc(sub->vmap, (size_t)n * sizeof *sub->vmap);
+			for (int i = sub->nvmap; i < n; i++)
+				sub->vmap[i] = -1;
+			sub->nvmap = n;
+		}
+		sub->vmap[s->var] = c->var;
+		c->e = copy_expr(k, s->e, sub);
+		break;
+	}
 	case LS_STORE:
 		c->buf = s->buf;
 		c->a = affine_subst(k, &s->a, sub);
@@ -697,8 +739,8 @@ static void vstmt(Verify *v, const LirStmt *s)
 			return;
 		}
 		const LirVar *x = &k->vars[s->var];
-		if (v->var_used[s->var] || x->ext >= 0) {
-			verr(v, "variable %s has two loops", x->name);
+		if (v->var_used[s->var] || x->ext >= 0 || x->kind == LIR_INDEX_DATA) {
+			verr(v, "variable %s has two loops (or is a data index)", x->name);
 			return;
 		}
 		v->var_used[s->var] = true;
@@ -740,6 +782,18 @@ static void vstmt(Verify *v, const LirStmt *s)
 		v->assigned[s->temp] = true;
 		return;
 	}
+	case LS_INDEX: {
+		if (s->var < 0 || s->var >= k->nvars || k->vars[s->var].kind != LIR_INDEX_DATA || v->var_used[s->var]) {
+			verr(v, "a data index over variable %d, which is not a fresh data index", s->var);
+			return;
+		}
+		if (vexpr(v, s->e) != SORT_I)
+			verr(v, "data index %s from a value that is not an integer", k->vars[s->var].name);
+		v->var_used[s->var] = true;
+		/* in scope for the rest of the block (vblock drops it) */
+		v->scope[v->nscope++] = s->var;
+		return;
+	}
 	case LS_STORE: {
 		check_access(v, s->buf, &s->a, true, "a store");
 		check_ptr(v, s->ptr);
@@ -760,8 +814,10 @@ static void vstmt(Verify *v, const LirStmt *s)
 
 static void vblock(Verify *v, const LirBlock *b)
 {
+	int depth = v->nscope;
 	for (int i = 0; i < b->n && v->ok; i++)
 		vstmt(v, b->s[i]);
+	v->nscope = depth; /* (data indices end with their block) */
 }
 
 bool lir_verify(const LirKernel *k, Diag *d, Loc loc)
@@ -881,12 +937,19 @@ static void print_stmt(FILE *out, const LirKernel *k, const LirStmt *s, int dept
 		case LIR_LOOP_MASKED:
 			fprintf(out, " masked: %" PRId64 " lanes", x->hi - x->lo);
 			break;
+		case LIR_INDEX_DATA:
+			break; /* (not a loop: the verifier says so) */
 		}
 		break;
 	}
 	case LS_ASSIGN:
 		fprintf(out, "%%%s = ", k->temps[s->temp].name);
 		lir_print_expr(out, k, s->e);
+		break;
+	case LS_INDEX:
+		fprintf(out, "%s = index(", k->vars[s->var].name);
+		lir_print_expr(out, k, s->e);
+		fprintf(out, ") in [0, %" PRId64 ") or return 1", k->vars[s->var].hi);
 		break;
 	case LS_STORE:
 		fprintf(out, "%s[", k->bufs[s->buf].name);
@@ -918,8 +981,8 @@ void lir_print(FILE *out, const LirKernel *k)
 	bool any = false;
 	for (int i = 0; i < k->nbufs; i++) {
 		const LirBuf *b = &k->bufs[i];
-		fprintf(out, "%s%s[%" PRId64 "]%s", any ? ", " : "  buffers: ", b->name, b->numel,
-			b->esize == 8 ? " i64" : b->esize == 1 ? " i8" : "");
+		fprintf(out, "%s%s[%" PRId64 "]%s%s", any ? ", " : "  buffers: ", b->name, b->numel,
+			b->esize == 8 ? " i64" : b->esize == 1 ? " i8" : "", b->sym ? " (data)" : "");
 		any = true;
 	}
 	if (any)

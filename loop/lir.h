@@ -59,7 +59,8 @@ typedef struct {
 	char *name;
 	int64_t numel;
 	int esize;     /* bytes per element: 1 (bool), 4 (f32, i32 as bits), 8 (i64) */
-	int id;        /* the client's handle (the lowering's buffer index) */
+	int id;        /* the client's handle (the lowering's buffer index), -1: data */
+	const char *sym; /* read-only data at this symbol (lir_data_buffer), else NULL */
 } LirBuf;
 
 typedef enum {
@@ -67,6 +68,7 @@ typedef enum {
 	LIR_LOOP_VECTOR,   /* a fixed vector per iteration: step = lanes (x unroll) */
 	LIR_LOOP_STRIP,    /* scalable vectors: each strip takes vl = setvl(hi - var) */
 	LIR_LOOP_MASKED,   /* one iteration at lo, on hi - lo < lanes lanes (a mask) */
+	LIR_INDEX_DATA,    /* not a loop: an index read from data (LS_INDEX), in [lo, hi) */
 } LirLoopKind;
 
 typedef struct {
@@ -102,7 +104,10 @@ typedef struct LirExpr {
 	int var;                  /* LX_INDEX */
 } LirExpr;
 
-typedef enum { LS_LOOP, LS_ASSIGN, LS_STORE } LirStmtKind;
+/* LS_INDEX: var = e (an i-sort value read from data), plus hi when it is
+ * negative (ONNX's negative indices); outside [0, hi) after that, the
+ * function returns 1 (a run-time error) instead of going on. */
+typedef enum { LS_LOOP, LS_ASSIGN, LS_STORE, LS_INDEX } LirStmtKind;
 
 typedef struct LirStmt LirStmt;
 
@@ -113,7 +118,7 @@ typedef struct {
 
 struct LirStmt {
 	LirStmtKind kind;
-	int var;                  /* LS_LOOP: its variable */
+	int var;                  /* LS_LOOP, LS_INDEX: its variable */
 	LirBlock body;
 	int temp;                 /* LS_ASSIGN */
 	int buf;                  /* LS_STORE: buf[a] = e */
@@ -128,6 +133,7 @@ typedef struct {
 	Sort sort;                /* as written: i, f, v, w or m */
 	char *name;
 	int ext;                  /* bound to a vreg outside the kernel (lir_extern_temp), else -1 */
+	bool wide;                /* a whole vector in any context (lir_wide_temp) */
 } LirTemp;
 
 typedef struct LirArena LirArena;
@@ -160,7 +166,12 @@ void lir_note(LirKernel *k, const char *fmt, ...) __attribute__((format(printf, 
 int lir_buffer(LirKernel *k, const char *name, int64_t numel, int esize, int id);
 /* the buffer of client handle id, or -1 */
 int lir_buffer_of(const LirKernel *k, int id);
+/* read-only data at a symbol (a table made while compiling) */
+int lir_data_buffer(LirKernel *k, const char *name, int64_t numel, int esize, const char *sym);
 int lir_temp(LirKernel *k, Sort sort);
+/* A v temporary that is a whole vector in scalar context too (a vector
+ * accumulator assigned before its loop: a scalar value is broadcast). */
+int lir_wide_temp(LirKernel *k);
 /* A variable defined outside the kernel's loops (the register vreg, over
  * [lo, hi) by step): lets an expression of this IR be lowered inside loops
  * the caller made; with vector true, the caller's loop is a vector loop
@@ -174,6 +185,9 @@ int lir_for(LirKernel *k, int64_t lo, int64_t hi, int64_t step); /* opens a scal
 void lir_end(LirKernel *k);
 void lir_assign(LirKernel *k, int temp, LirExpr *e);
 void lir_store(LirKernel *k, int buf, const LirAffine *a, LirExpr *e);
+/* An index from data (LS_INDEX): a variable in [0, n) usable in affine
+ * indices after this statement, in the same block. */
+int lir_data_index(LirKernel *k, LirExpr *e, int64_t n);
 /* the last statement appended (to attach a note) */
 LirStmt *lir_last(LirKernel *k);
 
@@ -266,6 +280,7 @@ typedef struct {
 	const char *(*const_w)(void *ctx, int32_t v);
 	/* a mask of the first k lanes (masked loops) */
 	BursNode *(*first_lanes)(void *ctx, int64_t k);
+	int err_label;    /* LS_INDEX out of range: the function's `return 1` (-1: none) */
 } LirLower;
 
 /* The kernel as selection statements appended to l->f. */

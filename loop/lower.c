@@ -116,7 +116,7 @@ static Sort temp_sort(const Low *w, int t, Sort got)
 	if (w->ts[t] != SORT_NONE)
 		return w->ts[t];
 	Sort s = w->k->temps[t].sort;
-	if (w->k->temps[t].ext >= 0 || s != SORT_V)
+	if (w->k->temps[t].ext >= 0 || s != SORT_V || w->k->temps[t].wide)
 		return s;
 	return w->vvar >= 0 || got == SORT_V ? SORT_V : SORT_F;
 }
@@ -218,6 +218,26 @@ static void lstmt(Low *w, const LirStmt *s)
 			sel_effect(f, sel_op(f, SEL_STORE_V, ad, as_sort(w, t, SORT_V), NULL));
 		return;
 	}
+	case LS_INDEX: {
+		/* k = e; k < 0: k += n; then 0 <= k < n or return 1 */
+		int64_t n = k->vars[s->var].hi;
+		int v = mfunc_vreg(f, w->l->icls);
+		w->xv[s->var] = v;
+		sel_assign(f, v, as_sort(w, lx(w, s->e), SORT_I));
+		if (w->l->err_label < 0) {
+			w->ok = false;
+			return;
+		}
+		int lneg = sel_new_label(f), lok = sel_new_label(f);
+		sel_branch(f, sel_op(f, SEL_BRLT_I, sel_reg(f, v), sel_consti(f, 0), NULL), lneg);
+		sel_branch(f, sel_op(f, SEL_BRLT_I, sel_reg(f, v), sel_consti(f, n), NULL), lok);
+		sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), w->l->err_label);
+		sel_label(f, lneg);
+		sel_assign(f, v, sel_op(f, SEL_ADD_I, sel_reg(f, v), sel_consti(f, n), NULL));
+		sel_branch(f, sel_op(f, SEL_BRLT_I, sel_reg(f, v), sel_consti(f, 0), NULL), w->l->err_label);
+		sel_label(f, lok);
+		return;
+	}
 	case LS_LOOP: {
 		const LirVar *x = &k->vars[s->var];
 		if (x->hi <= x->lo)
@@ -274,8 +294,14 @@ bool lir_lower(const LirKernel *k, const LirLower *l)
 		w.xv[i] = k->vars[i].ext;
 	/* the buffers' addresses, once, before the loops */
 	w.base = xmalloc(((size_t)k->nbufs + 1) * sizeof *w.base);
-	for (int i = 0; i < k->nbufs; i++)
-		w.base[i] = l->base(l->ctx, k->bufs[i].id);
+	for (int i = 0; i < k->nbufs; i++) {
+		if (k->bufs[i].sym) {
+			w.base[i] = mfunc_vreg(w.f, l->icls);
+			sel_assign(w.f, w.base[i], sel_sym(w.f, k->bufs[i].sym));
+		} else {
+			w.base[i] = l->base(l->ctx, k->bufs[i].id);
+		}
+	}
 	lblock(&w, &k->body);
 	free(w.tv);
 	free(w.ts);

@@ -131,6 +131,7 @@ static void block_sub(LirKernel *k, LirBlock *b, const VSub *s)
 			st->pa = aff_sub(k, &st->pa, s);
 			/* fall through */
 		case LS_ASSIGN:
+		case LS_INDEX:
 			st->e = expr_sub(k, st->e, s);
 			break;
 		}
@@ -189,6 +190,9 @@ static void tuse_block(const LirKernel *k, TUse *u, const LirBlock *b)
 			break;
 		case LS_STORE:
 			tuse_mark_read(u, s->ptr);
+			tuse_expr(u, s->e);
+			break;
+		case LS_INDEX:
 			tuse_expr(u, s->e);
 			break;
 		}
@@ -320,6 +324,10 @@ static void acc_block(Accesses *x, const LirBlock *b)
 			break;
 		case LS_STORE:
 			acc_add(x, s->buf, &s->a, true);
+			acc_expr(x, s->e);
+			break;
+		case LS_INDEX:
+			x->inside[s->var] = true;
 			acc_expr(x, s->e);
 			break;
 		}
@@ -646,6 +654,7 @@ static void hoist_body(Hoist *h, LirBlock *b)
 			hoist_access(h, s->buf, &s->a, &s->ptr, &s->pa);
 			/* fall through */
 		case LS_ASSIGN:
+		case LS_INDEX:
 			hoist_expr(h, s->e);
 			break;
 		}
@@ -654,11 +663,14 @@ static void hoist_body(Hoist *h, LirBlock *b)
 
 static void mark_inside(bool *inside, const LirBlock *b)
 {
-	for (int i = 0; i < b->n; i++)
+	for (int i = 0; i < b->n; i++) {
+		if (b->s[i]->kind == LS_INDEX)
+			inside[b->s[i]->var] = true; /* (defined there: nothing of it hoists) */
 		if (b->s[i]->kind == LS_LOOP) {
 			inside[b->s[i]->var] = true;
 			mark_inside(inside, &b->s[i]->body);
 		}
+	}
 }
 
 /* The pointers made for the loops of one block serve every later loop of

@@ -1,7 +1,14 @@
 /* Vectorization of a Loop IR loop (lir.h): the body is written once, for
  * one element; the loop becomes a vector loop and a remainder (a scalar
  * loop or one masked vector) on fixed vectors, or strips of a scalable
- * vector, each strip as long as setvl says. */
+ * vector, each strip as long as setvl says.  The loop may hold loops of its
+ * own (they stay scalar, their statements working on the lanes: a conv's
+ * window loops inside its vectorized output row), and reductions: an
+ * accumulator T carried from one iteration to the next as T = op(T, e),
+ * op add.v or max.v.  On fixed vectors the lanes accumulate in a vector
+ * V (V = op(V, e)), reduced into T after the loop, where the scalar
+ * remainder goes on; on scalable vectors each strip reduces into T. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,9 +19,35 @@ typedef struct {
 	const LirKernel *k;
 	int var;
 	bool ok;
-	bool *assigned;   /* temporaries assigned in the loop so far */
+	bool *assigned;   /* temporaries assigned in the loop so far (program order) */
 	bool *inside;     /* temporaries assigned anywhere in the loop */
+	bool *reduction;  /* the loop's reduction accumulators */
 } Check;
+
+static bool refers(const LirExpr *e, int temp)
+{
+	if (!e)
+		return false;
+	if ((e->kind == LX_TEMP && e->temp == temp) || e->ptr == temp)
+		return true;
+	for (int i = 0; i < 3; i++)
+		if (refers(e->k[i], temp))
+			return true;
+	return false;
+}
+
+/* T = op(T, e) or op(e, T), op add.v / max.v, e free of T: the operand e */
+static const LirExpr *reduction_operand(const LirStmt *s)
+{
+	if (s->kind != LS_ASSIGN || s->e->kind != LX_OP || (s->e->op != SEL_ADD_V && s->e->op != SEL_MAX_V))
+		return NULL;
+	const LirExpr *a = s->e->k[0], *b = s->e->k[1];
+	if (a->kind == LX_TEMP && a->temp == s->temp && !refers(b, s->temp))
+		return b;
+	if (b->kind == LX_TEMP && b->temp == s->temp && !refers(a, s->temp))
+		return a;
+	return NULL;
+}
 
 static void check_expr(Check *c, const LirExpr *e)
 {
@@ -38,8 +71,8 @@ static void check_expr(Check *c, const LirExpr *e)
 		break;
 	case LX_TEMP:
 		/* read before it is assigned in the loop: carried from one
-		 * iteration to the next (a reduction), not vectorized here */
-		c->ok &= !c->inside[e->temp] || c->assigned[e->temp];
+		 * iteration to the next; only as a reduction */
+		c->ok &= !c->inside[e->temp] || c->assigned[e->temp] || c->reduction[e->temp];
 		break;
 	default:
 		break;
@@ -53,6 +86,36 @@ static void mark_assigned(const LirBlock *b, bool *inside)
 			inside[b->s[i]->temp] = true;
 		if (b->s[i]->kind == LS_LOOP)
 			mark_assigned(&b->s[i]->body, inside);
+	}
+}
+
+static void check_block(Check *c, const LirBlock *b, bool top)
+{
+	for (int i = 0; i < b->n && c->ok; i++) {
+		const LirStmt *s = b->s[i];
+		switch (s->kind) {
+		case LS_LOOP:
+			c->ok &= c->k->vars[s->var].kind == LIR_LOOP_SCALAR;
+			check_block(c, &s->body, false);
+			break;
+		case LS_ASSIGN:
+			if (c->reduction[s->temp]) {
+				/* the accumulator: only its own statement, at the top */
+				c->ok &= top && reduction_operand(s) != NULL;
+				check_expr(c, reduction_operand(s));
+				break;
+			}
+			check_expr(c, s->e);
+			c->assigned[s->temp] = true;
+			break;
+		case LS_STORE:
+			check_expr(c, s->e);
+			c->ok &= lir_coef(&s->a, c->var) == 1 && c->k->bufs[s->buf].esize == 4 && s->ptr < 0;
+			break;
+		case LS_INDEX:
+			c->ok = false; /* an index per lane: a gather */
+			break;
+		}
 	}
 }
 
@@ -102,6 +165,46 @@ static bool under_vector(const LirKernel *k, const LirBlock *b, int var, bool ve
 	return false;
 }
 
+/* The loop's reductions: top-level T = op(T, e) whose T is read in the
+ * loop before it is assigned there, assigned nowhere else in it. */
+static void find_reductions(const LirKernel *k, const LirStmt *L, bool *red)
+{
+	int *count = xcalloc((size_t)k->ntemps + 1, sizeof *count);
+	bool *nested = xcalloc((size_t)k->ntemps + 1, sizeof *nested);
+	for (int i = 0; i < L->body.n; i++) {
+		const LirStmt *s = L->body.s[i];
+		if (s->kind == LS_ASSIGN)
+			count[s->temp]++;
+		else if (s->kind == LS_LOOP)
+			mark_assigned(&s->body, nested);
+	}
+	for (int i = 0; i < L->body.n; i++) {
+		const LirStmt *s = L->body.s[i];
+		if (s->kind == LS_ASSIGN && count[s->temp] == 1 && !nested[s->temp] && reduction_operand(s))
+			red[s->temp] = true;
+	}
+	/* read elsewhere in the loop: not a plain accumulator */
+	for (int i = 0; i < L->body.n; i++) {
+		const LirStmt *s = L->body.s[i];
+		for (int t = 0; t < k->ntemps; t++) {
+			if (!red[t])
+				continue;
+			bool own = s->kind == LS_ASSIGN && s->temp == t;
+			if (!own && s->kind != LS_LOOP && refers(s->e, t))
+				red[t] = false;
+			if (s->kind == LS_LOOP) {
+				bool *only = xcalloc((size_t)k->ntemps + 1, sizeof *only);
+				only[t] = true;
+				if (read_outside(&s->body, NULL, only))
+					red[t] = false;
+				free(only);
+			}
+		}
+	}
+	free(count);
+	free(nested);
+}
+
 bool lir_vectorize(LirKernel *k, int var, LirTail tail)
 {
 	LirBlock *parent;
@@ -110,32 +213,41 @@ bool lir_vectorize(LirKernel *k, int var, LirTail tail)
 	if (!L || k->vars[var].kind != LIR_LOOP_SCALAR || k->vars[var].step != 1 || k->outer_vector >= 0 ||
 	    under_vector(k, &k->body, var, false))
 		return false;
-	Check c = {k, var, true, xcalloc((size_t)k->ntemps + 1, sizeof(bool)), xcalloc((size_t)k->ntemps + 1, sizeof(bool))};
+	size_t nt = (size_t)k->ntemps + 1;
+	Check c = {k, var, true, xcalloc(nt, sizeof(bool)), xcalloc(nt, sizeof(bool)), xcalloc(nt, sizeof(bool))};
 	mark_assigned(&L->body, c.inside);
-	for (int i = 0; i < L->body.n && c.ok; i++) {
-		const LirStmt *s = L->body.s[i];
-		switch (s->kind) {
-		case LS_LOOP:
-			c.ok = false; /* the innermost loop only */
-			break;
-		case LS_ASSIGN:
-			check_expr(&c, s->e);
-			c.assigned[s->temp] = true;
-			break;
-		case LS_STORE:
-			check_expr(&c, s->e);
-			c.ok &= lir_coef(&s->a, var) == 1 && k->bufs[s->buf].esize == 4 && s->ptr < 0;
-			break;
-		}
+	find_reductions(k, L, c.reduction);
+	check_block(&c, &L->body, true);
+	/* what the loop assigns is its own, but for the accumulators */
+	bool *own = xcalloc(nt, sizeof(bool));
+	bool any_red = false;
+	for (int t = 0; t < k->ntemps; t++) {
+		own[t] = c.inside[t] && !c.reduction[t];
+		any_red |= c.reduction[t];
 	}
-	c.ok = c.ok && !read_outside(&k->body, L, c.inside);
+	c.ok = c.ok && !read_outside(&k->body, L, own);
+	free(own);
 	free(c.assigned);
 	free(c.inside);
-	if (!c.ok)
+	bool *red = c.reduction;
+	/* (a masked remainder computes its lanes at once: no accumulator) */
+	if (!c.ok || (any_red && tail == LIR_TAIL_MASKED && !k->scalable)) {
+		free(red);
 		return false;
+	}
 	LirVar *x = &k->vars[var];
 	if (k->scalable) {
+		/* each strip reduces its lanes into the accumulator */
+		for (int i = 0; i < L->body.n; i++) {
+			LirStmt *s = L->body.s[i];
+			if (s->kind != LS_ASSIGN || !red[s->temp])
+				continue;
+			const LirExpr *e = reduction_operand(s);
+			SelOp rop = s->e->op == SEL_ADD_V ? SEL_REDSUM_V : SEL_REDMAX_V;
+			s->e = lir_op(k, s->e->op, lir_ref(k, s->temp), lir_op(k, rop, (LirExpr *)e, NULL, NULL), NULL);
+		}
 		x->kind = LIR_LOOP_STRIP;
+		free(red);
 		return true;
 	}
 	int64_t lo = x->lo, hi = x->hi, lanes = k->lanes;
@@ -143,33 +255,61 @@ bool lir_vectorize(LirKernel *k, int var, LirTail tail)
 		x->kind = LIR_LOOP_VECTOR;
 		x->step = lanes;
 		x->hi = lo;
+		free(red);
 		return true;
 	}
 	int64_t vend = lo + (hi - lo) / lanes * lanes;
+	if (vend == lo) {
+		/* no whole vector: the loop is its own remainder */
+		if (tail == LIR_TAIL_MASKED)
+			x->kind = LIR_LOOP_MASKED;
+		free(red);
+		return true;
+	}
+	LirStmt *R = NULL;
 	if (vend < hi) {
 		/* the remainder: a copy of the body over a variable of its own,
-		 * with its own temporaries */
+		 * with its own temporaries; the accumulators go on */
 		int r = lir_new_var(k, vend, hi, 1, tail == LIR_TAIL_MASKED ? LIR_LOOP_MASKED : LIR_LOOP_SCALAR, NULL);
-		int *tmap = xmalloc(((size_t)k->ntemps + 1) * sizeof *tmap);
+		int *tmap = xmalloc(nt * sizeof *tmap);
 		for (int i = 0; i < k->ntemps; i++)
-			tmap[i] = -1;
-		LirStmt *R = lir_stmt_new(k, LS_LOOP);
+			tmap[i] = red[i] ? -2 : -1;
+		R = lir_stmt_new(k, LS_LOOP);
 		R->var = r;
 		R->note = tail == LIR_TAIL_MASKED ? "remainder (masked)" : "remainder";
 		for (int i = 0; i < L->body.n; i++)
 			lir_block_add(k, &R->body, lir_stmt_copy(k, L->body.s[i], var, r, 0, tmap));
 		free(tmap);
-		lir_block_insert(k, parent, at + 1, R);
 	}
+	/* the accumulators in vectors: V = identity before, V = op(V, e) in,
+	 * T = op(T, reduce(V)) after the vector loop */
+	int after = at + 1;
+	for (int i = 0; i < L->body.n; i++) {
+		LirStmt *s = L->body.s[i];
+		if (s->kind != LS_ASSIGN || !red[s->temp])
+			continue;
+		SelOp op = s->e->op;
+		const LirExpr *e = reduction_operand(s);
+		int v = lir_wide_temp(k);
+		LirStmt *init = lir_stmt_new(k, LS_ASSIGN);
+		init->temp = v;
+		init->e = lir_constf(k, op == SEL_ADD_V ? 0.0 : -INFINITY);
+		lir_block_insert(k, parent, at++, init);
+		after++;
+		LirStmt *fold = lir_stmt_new(k, LS_ASSIGN);
+		fold->temp = s->temp;
+		fold->e = lir_op(k, op, lir_ref(k, s->temp),
+				 lir_op(k, op == SEL_ADD_V ? SEL_REDSUM_V : SEL_REDMAX_V, lir_ref(k, v), NULL, NULL), NULL);
+		lir_block_insert(k, parent, after++, fold);
+		s->temp = v;
+		s->e = lir_op(k, op, lir_ref(k, v), (LirExpr *)e, NULL);
+	}
+	if (R)
+		lir_block_insert(k, parent, after, R);
 	x = &k->vars[var];
-	if (vend > lo) {
-		x->kind = LIR_LOOP_VECTOR;
-		x->step = lanes;
-		x->hi = vend;
-	} else {
-		/* no whole vector: only the remainder */
-		memmove(parent->s + at, parent->s + at + 1, (size_t)(parent->n - at - 1) * sizeof *parent->s);
-		parent->n--;
-	}
+	x->kind = LIR_LOOP_VECTOR;
+	x->step = lanes;
+	x->hi = vend;
+	free(red);
 	return true;
 }

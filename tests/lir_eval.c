@@ -124,6 +124,18 @@ static int32_t to_i32(float x)
 
 static bool eval_expr(Ev *ev, const LirExpr *e, Val *out);
 
+static bool reads_wide(const LirKernel *k, const LirExpr *e)
+{
+	if (!e)
+		return false;
+	if (e->kind == LX_TEMP && e->temp >= 0 && e->temp < k->ntemps && k->temps[e->temp].wide)
+		return true;
+	for (int i = 0; i < 3; i++)
+		if (reads_wide(k, e->k[i]))
+			return true;
+	return false;
+}
+
 static bool eval_op(Ev *ev, const LirExpr *e, Val *out)
 {
 	if (e->op >= SEL_COUNT)
@@ -131,8 +143,14 @@ static bool eval_op(Ev *ev, const LirExpr *e, Val *out)
 	int nk = sel_info[e->op].nkids;
 	Val *kv = malloc(3 * sizeof *kv);
 	bool ok = true;
+	/* a reduction of a wide temporary in scalar context: over its lanes */
+	int saved = ev->width;
+	if ((e->op == SEL_REDSUM_V || e->op == SEL_REDMAX_V) && ev->width == 1 && reads_wide(ev->k, e->k[0]))
+		ev->width = ev->k->lanes;
 	for (int i = 0; i < nk && ok; i++)
 		ok = e->k[i] && eval_expr(ev, e->k[i], &kv[i]);
+	int kn = ev->width;
+	ev->width = saved;
 	int n = ev->width;
 	out->n = n;
 	Lane *a = kv[0].l, *b = kv[1].l, *c = kv[2].l, *r = out->l;
@@ -156,7 +174,7 @@ static bool eval_op(Ev *ev, const LirExpr *e, Val *out)
 		case SEL_REDSUM_V:
 		case SEL_REDMAX_V: {
 			float s = a[0].f;
-			for (int j = 1; j < n; j++)
+			for (int j = 1; j < kn; j++)
 				s = op == SEL_REDSUM_V ? s + a[j].f : fmaxf(s, a[j].f);
 			for (int j = 0; j < n; j++)
 				r[j].f = s;
@@ -273,6 +291,8 @@ static bool eval_loop(Ev *ev, const LirStmt *s)
 	if (x->step < 1)
 		return false;
 	switch (x->kind) {
+	case LIR_INDEX_DATA:
+		return false; /* (not a loop) */
 	case LIR_LOOP_SCALAR:
 		for (int64_t v = x->lo; v < x->hi && ok; v += x->step) {
 			ev->var[s->var] = v;
@@ -340,10 +360,31 @@ static bool eval_block(Ev *ev, const LirBlock *b)
 			if (!eval_loop(ev, s))
 				return false;
 			break;
+		case LS_INDEX: {
+			/* the index, made non-negative; outside [0, n): the run-time error */
+			Val *v = malloc(sizeof *v);
+			int saved = ev->width;
+			ev->width = 1;
+			bool ok = eval_expr(ev, s->e, v);
+			ev->width = saved;
+			int64_t x = v->l[0].i, n = ev->k->vars[s->var].hi;
+			free(v);
+			if (x < 0)
+				x += n;
+			if (!ok || x < 0 || x >= n)
+				return false;
+			ev->var[s->var] = x;
+			break;
+		}
 		case LS_ASSIGN: {
 			/* into a value of its own: the expression may read the temporary */
 			Val *v = malloc(sizeof *v);
+			/* a wide temporary holds a whole vector in any context */
+			int saved = ev->width;
+			if (s->temp >= 0 && s->temp < ev->k->ntemps && ev->k->temps[s->temp].wide && ev->width == 1)
+				ev->width = ev->k->lanes;
 			bool ok = s->temp >= 0 && s->temp < ev->k->ntemps && eval_expr(ev, s->e, v);
+			ev->width = saved;
 			if (ok) {
 				ev->temp[s->temp] = *v;
 				ev->set[s->temp] = true;

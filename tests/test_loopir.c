@@ -965,13 +965,81 @@ Test(loopir, vectorize_scalable)
 static bool vec_i(LirKernel *k, const H *h) { return lir_vectorize(k, h->v[0], LIR_TAIL_SCALAR); }
 static bool vec_j(LirKernel *k, const H *h) { return lir_vectorize(k, h->v[1], LIR_TAIL_MASKED); }
 
+static bool vec_j_scalar(LirKernel *k, const H *h) { return lir_vectorize(k, h->v[1], LIR_TAIL_SCALAR); }
+
 Test(loopir, vectorize_refused)
 {
-	check_refused(build_red, vec_j);   /* the accumulator carried */
+	check_refused(build_red, vec_j);   /* the accumulator carried by an fma: no reduction */
 	check_refused(build_sum, vec_i);   /* a value read after the loop */
-	check_refused(build_ew, vec_i);    /* a loop inside */
+	check_refused(build_ew, vec_i);    /* x[C i + j] moves by C along i */
 	check_refused(build_vew, vec_j);   /* already vectors */
-	check_refused(build_mm, vec_j);    /* B[k][j] moves by 6 along j... and a loop inside */
+}
+
+/* An outer loop vectorized: C = A B with j in vectors, the k loop inside
+ * working on the lanes (each lane the scalar fma chain: the same bits). */
+Test(loopir, vectorize_outer)
+{
+	check_same(build_mm, vec_j, 601);
+	check_same(build_mm, vec_j_scalar, 602);
+}
+
+/* m[r] = max_i x[r, i] and s[r] = sum_i x[r, i]: accumulators carried, in
+ * vectors reduced after the loop, the remainder going on */
+enum { QN = 29 };
+static int64_t g_qn = QN;
+static LirKernel *build_rowred(H *h)
+{
+	LirKernel *k = lir_kernel_new("rowred", 8, g_scalable);
+	int x = lir_buffer(k, "x", RR * g_qn, 4, 0), m = lir_buffer(k, "m", RR, 4, 1), s = lir_buffer(k, "s", RR, 4, 2);
+	int mx = lir_temp(k, SORT_V), sm = lir_temp(k, SORT_V);
+	int r = lir_for(k, 0, RR, 1);
+	lir_assign(k, mx, lir_constf(k, -INFINITY));
+	lir_assign(k, sm, lir_constf(k, 0));
+	int i = lir_for(k, 0, g_qn, 1);
+	lir_assign(k, mx, lir_op(k, SEL_MAX_V, lir_ref(k, mx), ld(k, x, AX2(k, 0, r, g_qn, i, 1)), NULL));
+	lir_assign(k, sm, lir_op(k, SEL_ADD_V, ld(k, x, AX2(k, 0, r, g_qn, i, 1)), lir_ref(k, sm), NULL));
+	lir_end(k);
+	st(k, m, AX1(k, 0, r, 1), lir_ref(k, mx));
+	st(k, s, AX1(k, 0, r, 1), lir_ref(k, sm));
+	lir_end(k);
+	h->v[0] = r, h->v[1] = i;
+	return k;
+}
+
+Test(loopir, vectorize_reduction)
+{
+	int64_t ns[] = {5, 8, 29};
+	for (int sc = 0; sc < 2; sc++)
+		for (int t = 0; t < 3; t++) {
+			g_qn = ns[t];
+			g_scalable = sc;
+			H h0, h1;
+			LirKernel *a = build_rowred(&h0), *b = build_rowred(&h1);
+			cr_assert(lir_vectorize(b, h1.v[1], LIR_TAIL_SCALAR), "n %d", (int)g_qn);
+			cr_assert(verify(b, NULL));
+			cr_assert_not(lir_vectorize(a, h0.v[0], LIR_TAIL_SCALAR)); /* x moves by n along r */
+			Data da = data_new(a, 700 + (uint32_t)t), db = data_new(b, 700 + (uint32_t)t);
+			cr_assert(lir_eval(a, da.p));
+			cr_assert(lir_eval(b, db.p));
+			/* the max in any order is the max; the sum reassociated */
+			cr_assert(memcmp(da.p[1], db.p[1], da.bytes[1]) == 0, "max differs (n %d)", (int)g_qn);
+			for (int r = 0; r < RR; r++) {
+				float p = ((float *)da.p[2])[r], q = ((float *)db.p[2])[r];
+				cr_assert(fabsf(p - q) <= 1e-5f * (float)g_qn * 6.0f, "sum %g vs %g (n %d)", p, q, (int)g_qn);
+			}
+			if (!sc && g_qn % 8) { /* a vector loop, the fold, the remainder */
+				LirLoopKind kinds[4];
+				int nl;
+				loop_kinds(b, kinds, &nl);
+				cr_assert(g_qn < 8 ? nl == 1 : nl == 2 && kinds[0] == LIR_LOOP_VECTOR && kinds[1] == LIR_LOOP_SCALAR);
+			}
+			data_free(&da);
+			data_free(&db);
+			lir_kernel_free(a);
+			lir_kernel_free(b);
+		}
+	g_scalable = false;
+	g_qn = QN;
 }
 
 /* ---- transforms of loops that read their variable, and after hoisting --- */
