@@ -163,6 +163,10 @@ bool cg_ew_kernel(CG *c, const Node *const *nodes, int nn, EwMode mode);
  * as it is.  vvar: the vector loop's variable (v is a vector), or -1. */
 void cg_result_store(CG *c, const Value *y, const Affine *ya, const Affine *dims, int vvar, BursNode *v);
 bool cg_epilogue_heavy(const CG *c);
+/* The same for a kernel built as Loop IR: appends to k the store of y (in
+ * temporary acc, at index dims[d] along each axis of y), through the
+ * epilogue when there is one. */
+void cg_lir_result_store(CG *c, LirKernel *k, const Value *y, int acc, const LirAffine *dims);
 
 /* kern_rows.c */
 Rows cg_rows_of(const Shape *s, int axis_from, int axis_to);

@@ -1,4 +1,5 @@
-/* Convolution (direct, over a padded copy of the input) and pooling. */
+/* Convolution (direct, over a padded copy of the input) and pooling, built
+ * as Loop IR. */
 #include "cg.h"
 
 /* ---- convolution and pooling ------------------------------------------------------ */
@@ -39,11 +40,13 @@ static int padded(CG *c, const Value *x, const ConvWindow *w, const int64_t *ext
 	return id;
 }
 
-/* Direct convolution over the padded input; the last output axis is
- * vectorized when its stride is 1. Groups split input and output channels. */
+/* Direct convolution over the padded input, as Loop IR: loops over the
+ * output, an accumulator per output element across the window's loops;
+ * the last output axis is vectorized when its stride is 1 (the window's
+ * loops inside work on its lanes).  Groups split input and output
+ * channels.  The store goes through the fusion group's epilogue. */
 bool cg_conv(CG *c, const Node *n)
 {
-	MFunc *f = c->f;
 	const Value *x = n->in[0], *wv = n->in[1], *b = n->nin == 3 ? n->in[2] : NULL, *y = n->out[0];
 	const Shape *xs = &x->type.shape, *ws = &wv->type.shape;
 	ConvWindow w;
@@ -54,75 +57,78 @@ bool cg_conv(CG *c, const Node *n)
 	int xp = padded(c, x, &w, zero, 0.0, psize);
 	int64_t N = xs->dim[0], C = xs->dim[1], M = ws->dim[0], G = attr_i(n, "group");
 	int64_t Cg = C / G, Mg = M / G;
-	int64_t pstr[3], PS = 1, ostr[3], OS = 1, kstr[3], KS = 1;
+	int64_t pstr[3], PS = 1, kstr[3], KS = 1;
 	for (int j = ns - 1; j >= 0; j--) {
 		pstr[j] = PS;
 		PS *= psize[j];
-		ostr[j] = OS;
-		OS *= w.out[j];
 		kstr[j] = KS;
 		KS *= w.k[j];
 	}
-	int nv = cg_loop_begin(c, 0, N, 1), gv = cg_loop_begin(c, 0, G, 1), mv = cg_loop_begin(c, 0, Mg, 1);
+	char name[160];
+	snprintf(name, sizeof name, "loops of %s: conv", y->name);
+	LirKernel *k = lir_kernel_new(name, c->lanes, c->scalable);
+	int bx = cg_lir_buffer(c, k, xp), bw = cg_lir_buffer(c, k, wv->id);
+	int nv = lir_for(k, 0, N, 1), gv = lir_for(k, 0, G, 1), mv = lir_for(k, 0, Mg, 1);
 	int ov[3];
-	for (int j = 0; j < ns - 1; j++)
-		ov[j] = cg_loop_begin(c, 0, w.out[j], 1);
-	int last = ns - 1;
-	int64_t vend = w.stride[last] == 1 ? cg_vend_of(c, 0, w.out[last]) : 0;
-	for (int pass = 0; pass < 2; pass++) {
-		bool vector = pass == 0;
-		int64_t lo = vector ? 0 : vend, hi = vector ? vend : w.out[last];
-		if (hi <= lo)
-			continue;
-		ov[last] = cg_vloop_begin(c, lo, hi, vector);
-		int acc = mfunc_vreg(f, vector ? c->vcls : c->fcls);
-		if (b) {
-			Affine ba = {0, {{gv, Mg}, {mv, 1}}, 2};
-			BursNode *bv = cg_load(c, b->id, &ba, false);
-			sel_assign(f, acc, vector ? sel_op(f, SEL_BCAST_V, bv, NULL, NULL) : bv);
-		} else {
-			sel_assign(f, acc, cg_splat(c, 0.0, vector));
-		}
-		int civ = cg_loop_begin(c, 0, Cg, 1);
-		int kv[3];
-		for (int j = 0; j < ns; j++)
-			kv[j] = cg_loop_begin(c, 0, w.k[j], 1);
-		Affine xa = {0, {{nv, C * PS}, {gv, Cg * PS}, {civ, PS}}, 3};
-		Affine wa = {0, {{gv, Mg * Cg * KS}, {mv, Cg * KS}, {civ, KS}}, 3};
-		for (int j = 0; j < ns; j++) {
-			xa.t[xa.n++] = (Term){ov[j], w.stride[j] * pstr[j]};
-			xa.t[xa.n++] = (Term){kv[j], w.dil[j] * pstr[j]};
-			wa.t[wa.n++] = (Term){kv[j], kstr[j]};
-		}
-		BursNode *wt = cg_load(c, wv->id, &wa, false);
-		if (vector)
-			wt = sel_op(f, SEL_BCAST_V, wt, NULL, NULL);
-		sel_assign(f, acc, sel_op(f, vector ? SEL_FMA_V : SEL_FMA_F, wt, cg_load(c, xp, &xa, vector), R(acc)));
-		for (int j = ns - 1; j >= 0; j--)
-			cg_loop_end(c);
-		cg_loop_end(c);
-		Affine ya = {0, {{nv, M * OS}, {gv, Mg * OS}, {mv, OS}}, 3};
-		for (int j = 0; j < ns; j++)
-			ya.t[ya.n++] = (Term){ov[j], ostr[j]};
-		Affine dims[2 + 3] = {{0, {{nv, 1}}, 1}, {0, {{gv, Mg}, {mv, 1}}, 2}};
-		for (int j = 0; j < ns; j++)
-			dims[2 + j] = (Affine){0, {{ov[j], 1}}, 1};
-		cg_result_store(c, y, &ya, dims, vector ? ov[last] : -1, R(acc));
-		cg_loop_end(c);
+	for (int j = 0; j < ns; j++)
+		ov[j] = lir_for(k, 0, w.out[j], 1);
+	int acc = lir_temp(k, SORT_V);
+	if (b) {
+		LirAffine ba = lir_affine(0);
+		lir_term(k, &ba, gv, Mg);
+		lir_term(k, &ba, mv, 1);
+		lir_assign(k, acc, lir_load(k, cg_lir_buffer(c, k, b->id), &ba));
+	} else {
+		lir_assign(k, acc, lir_constf(k, 0.0));
 	}
-	for (int j = ns - 2; j >= 0; j--)
-		cg_loop_end(c);
-	cg_loop_end(c);
-	cg_loop_end(c);
-	cg_loop_end(c);
-	return true;
+	int civ = lir_for(k, 0, Cg, 1);
+	int kv[3];
+	for (int j = 0; j < ns; j++)
+		kv[j] = lir_for(k, 0, w.k[j], 1);
+	LirAffine xa = lir_affine(0), wa = lir_affine(0);
+	lir_term(k, &xa, nv, C * PS);
+	lir_term(k, &xa, gv, Cg * PS);
+	lir_term(k, &xa, civ, PS);
+	lir_term(k, &wa, gv, Mg * Cg * KS);
+	lir_term(k, &wa, mv, Cg * KS);
+	lir_term(k, &wa, civ, KS);
+	for (int j = 0; j < ns; j++) {
+		lir_term(k, &xa, ov[j], w.stride[j] * pstr[j]);
+		lir_term(k, &xa, kv[j], w.dil[j] * pstr[j]);
+		lir_term(k, &wa, kv[j], kstr[j]);
+	}
+	lir_assign(k, acc, lir_op(k, SEL_FMA_V, lir_load(k, bw, &wa), lir_load(k, bx, &xa), lir_ref(k, acc)));
+	for (int j = 0; j < ns; j++)
+		lir_end(k);
+	lir_end(k);
+	/* y[n, g Mg + m, o...] */
+	LirAffine dims[2 + 3];
+	dims[0] = lir_affine(0);
+	lir_term(k, &dims[0], nv, 1);
+	dims[1] = lir_affine(0);
+	lir_term(k, &dims[1], gv, Mg);
+	lir_term(k, &dims[1], mv, 1);
+	for (int j = 0; j < ns; j++) {
+		dims[2 + j] = lir_affine(0);
+		lir_term(k, &dims[2 + j], ov[j], 1);
+	}
+	cg_lir_result_store(c, k, y, acc, dims);
+	for (int j = 0; j < ns; j++)
+		lir_end(k);
+	lir_end(k);
+	lir_end(k);
+	lir_end(k);
+	if (w.stride[ns - 1] == 1)
+		lir_vectorize(k, ov[ns - 1], LIR_TAIL_SCALAR);
+	bool ok = cg_lir_run(c, k, true);
+	lir_kernel_free(k);
+	return ok;
 }
 
 /* maxpool (padding is -inf) and avgpool (counting the padding, or with no
  * padding at all: the divisor is then the window size everywhere). */
 bool cg_pool(CG *c, const Node *n)
 {
-	MFunc *f = c->f;
 	const Value *x = n->in[0], *y = n->out[0];
 	const Shape *xs = &x->type.shape;
 	const int64_t *ks;
@@ -169,54 +175,49 @@ bool cg_pool(CG *c, const Node *n)
 		ostr[j] = OS;
 		OS *= w.out[j];
 	}
-	int ncv = cg_loop_begin(c, 0, NC, 1);
+	char name[160];
+	snprintf(name, sizeof name, "loops of %s: %s", y->name, op_info[n->op].name);
+	LirKernel *k = lir_kernel_new(name, c->lanes, c->scalable);
+	int bx = cg_lir_buffer(c, k, xp), by = cg_lir_buffer(c, k, y->id);
+	int ncv = lir_for(k, 0, NC, 1);
 	int ov[3];
-	for (int j = 0; j < ns - 1; j++)
-		ov[j] = cg_loop_begin(c, 0, w.out[j], 1);
-	int last = ns - 1;
-	int64_t vend = w.stride[last] == 1 ? cg_vend_of(c, 0, w.out[last]) : 0;
-	for (int pass = 0; pass < 2; pass++) {
-		bool vector = pass == 0;
-		int64_t lo = vector ? 0 : vend, hi = vector ? vend : w.out[last];
-		if (hi <= lo)
-			continue;
-		ov[last] = cg_vloop_begin(c, lo, hi, vector);
-		int acc = cg_keep(c, cg_splat(c, avg ? 0.0 : -INFINITY, vector), vector);
-		int kv[3];
-		for (int j = 0; j < ns; j++)
-			kv[j] = cg_loop_begin(c, 0, w.k[j], 1);
-		Affine xa = {0, {{ncv, PS}}, 1};
-		for (int j = 0; j < ns; j++) {
-			xa.t[xa.n++] = (Term){ov[j], w.stride[j] * pstr[j]};
-			xa.t[xa.n++] = (Term){kv[j], w.dil[j] * pstr[j]};
-		}
-		sel_assign(f, acc, cg_bin(c, avg ? SEL_ADD_V : SEL_MAX_V, avg ? SEL_ADD_F : SEL_MAX_F, vector, R(acc),
-				       cg_load(c, xp, &xa, vector)));
-		for (int j = ns - 1; j >= 0; j--)
-			cg_loop_end(c);
-		Affine ya = {0, {{ncv, OS}}, 1};
-		for (int j = 0; j < ns; j++)
-			ya.t[ya.n++] = (Term){ov[j], ostr[j]};
-		BursNode *v = R(acc);
-		for (int j = 0; avg && j < ns; j++) {
-			/* the table entry of this output position on axis j */
-			BursNode *addr = sel_op(f, SEL_ADD_I, sel_sym(f, rcp[j]),
-						sel_op(f, SEL_SHL_I, sel_reg(f, ov[j]), sel_consti(f, 2), NULL), NULL);
-			BursNode *r;
-			if (j == last && vector)
-				r = sel_op(f, SEL_LOAD_V, addr, NULL, NULL);
-			else if (vector)
-				r = sel_op(f, SEL_BCAST_V, sel_op(f, SEL_LOAD_F, addr, NULL, NULL), NULL, NULL);
-			else
-				r = sel_op(f, SEL_LOAD_F, addr, NULL, NULL);
-			v = cg_bin(c, SEL_MUL_V, SEL_MUL_F, vector, v, r);
-		}
-		cg_store(c, y->id, &ya, vector, v);
-		cg_loop_end(c);
+	for (int j = 0; j < ns; j++)
+		ov[j] = lir_for(k, 0, w.out[j], 1);
+	int acc = lir_temp(k, SORT_V);
+	lir_assign(k, acc, lir_constf(k, avg ? 0.0 : -INFINITY));
+	int kv[3];
+	for (int j = 0; j < ns; j++)
+		kv[j] = lir_for(k, 0, w.k[j], 1);
+	LirAffine xa = lir_affine(0);
+	lir_term(k, &xa, ncv, PS);
+	for (int j = 0; j < ns; j++) {
+		lir_term(k, &xa, ov[j], w.stride[j] * pstr[j]);
+		lir_term(k, &xa, kv[j], w.dil[j] * pstr[j]);
 	}
-	for (int j = ns - 2; j >= 0; j--)
-		cg_loop_end(c);
-	cg_loop_end(c);
-	return true;
+	lir_assign(k, acc, lir_op(k, avg ? SEL_ADD_V : SEL_MAX_V, lir_ref(k, acc), lir_load(k, bx, &xa), NULL));
+	for (int j = 0; j < ns; j++)
+		lir_end(k);
+	LirAffine ya = lir_affine(0);
+	lir_term(k, &ya, ncv, OS);
+	for (int j = 0; j < ns; j++)
+		lir_term(k, &ya, ov[j], ostr[j]);
+	LirExpr *v = lir_ref(k, acc);
+	for (int j = 0; avg && j < ns; j++) {
+		/* the table entry of this output position on axis j */
+		LirAffine ta = lir_affine(0);
+		lir_term(k, &ta, ov[j], 1);
+		int tb = lir_data_buffer(k, "(divisors)", w.out[j], 4, rcp[j]);
+		v = lir_op(k, SEL_MUL_V, v, lir_load(k, tb, &ta), NULL);
+	}
+	lir_store(k, by, &ya, v);
+	for (int j = 0; j < ns; j++)
+		lir_end(k);
+	lir_end(k);
+	if (w.stride[ns - 1] == 1)
+		lir_vectorize(k, ov[ns - 1], LIR_TAIL_SCALAR);
+	bool ok = cg_lir_run(c, k, true);
+	lir_kernel_free(k);
+	return ok;
 }
+
 

@@ -420,24 +420,19 @@ bool cg_epilogue_heavy(const CG *c)
 	return false;
 }
 
-void cg_result_store(CG *c, const Value *y, const Affine *ya, const Affine *dims, int vvar, BursNode *v)
+/* Appends to k the store of the group's output, computed from y (the
+ * contraction's result, in temporary acc) at y's index yidx[d] along each
+ * axis d: the epilogue's statements, then the store.  false: the group
+ * does not fit y's index space (an internal error is reported). */
+static bool epilogue_into(CG *c, LirKernel *k, const Value *y, int acc, const LirAffine *yidx)
 {
-	bool vector = vvar >= 0;
-	if (!c->epi) {
-		cg_store(c, y->id, ya, vector, v);
-		return;
-	}
 	const Node *last = c->epi[c->nepi - 1];
-	LirKernel *k = lir_kernel_new(c->epi_used ? "epilogue (as above)" : "epilogue", c->lanes, c->scalable);
-	int acc = mfunc_vreg(c->f, vector ? c->vcls : c->fcls);
-	sel_assign(c->f, acc, v);
 	Ew b;
 	ew_init(&b, c, k, c->epi, c->nepi, EW_F32);
 	b.anchor = y;
-	b.anchor_temp = lir_extern_temp(k, acc, vector ? SORT_V : SORT_F);
+	b.anchor_temp = acc;
 	/* y's index along each axis of the group's output S (y has S's
 	 * dimensions other than 1, in order) */
-	int map[EPI_VARS], nmap = 0;
 	const Shape *ys = &y->type.shape;
 	int d = 0;
 	for (int e = 0; e < b.S.rank; e++) {
@@ -450,16 +445,7 @@ void cg_result_store(CG *c, const Value *y, const Affine *ya, const Affine *dims
 			b.ok = false;
 			break;
 		}
-		const Affine *a = &dims[d++];
-		b.idx[e].off = a->off;
-		for (int i = 0; i < a->n; i++)
-			if (a->t[i].coef) {
-				int x = extern_var(c, k, map, &nmap, a->t[i].var, vvar);
-				if (x < 0)
-					b.ok = false;
-				else
-					lir_term(k, &b.idx[e], x, a->t[i].coef);
-			}
+		b.idx[e] = yidx[d++];
 	}
 	int64_t ostr[MAX_RANK];
 	shape_strides(&b.S, ostr);
@@ -469,16 +455,64 @@ void cg_result_store(CG *c, const Value *y, const Affine *ya, const Affine *dims
 		for (int i = 0; i < b.idx[e].n; i++)
 			lir_term(k, &oa, b.idx[e].t[i].var, ostr[e] * b.idx[e].t[i].coef);
 	}
-	LirExpr *val = value(&b, last->out[0]);
-	if (b.ok) {
+	LirExpr *val = b.ok ? value(&b, last->out[0]) : NULL;
+	bool ok = b.ok;
+	if (ok)
 		lir_store(k, cg_lir_buffer(c, k, last->out[0]->id), &oa, val);
-		cg_lir_run(c, k, !c->epi_used);
-	} else {
+	else {
 		diag_error(c->d, c->node->loc, "internal error: the epilogue of %s does not fit its index space",
 			   op_info[c->node->op].name);
 		c->ok = false;
 	}
 	c->epi_used = true;
 	ew_free(&b);
+	return ok;
+}
+
+void cg_lir_result_store(CG *c, LirKernel *k, const Value *y, int acc, const LirAffine *dims)
+{
+	if (c->epi) {
+		epilogue_into(c, k, y, acc, dims);
+		return;
+	}
+	int64_t str[MAX_RANK];
+	shape_strides(&y->type.shape, str);
+	LirAffine ya = lir_affine(0);
+	for (int d = 0; d < y->type.shape.rank; d++) {
+		ya.off += str[d] * dims[d].off;
+		for (int i = 0; i < dims[d].n; i++)
+			lir_term(k, &ya, dims[d].t[i].var, str[d] * dims[d].t[i].coef);
+	}
+	lir_store(k, cg_lir_buffer(c, k, y->id), &ya, lir_ref(k, acc));
+}
+
+void cg_result_store(CG *c, const Value *y, const Affine *ya, const Affine *dims, int vvar, BursNode *v)
+{
+	bool vector = vvar >= 0;
+	if (!c->epi) {
+		cg_store(c, y->id, ya, vector, v);
+		return;
+	}
+	LirKernel *k = lir_kernel_new(c->epi_used ? "epilogue (as above)" : "epilogue", c->lanes, c->scalable);
+	bool first = !c->epi_used;
+	int acc = mfunc_vreg(c->f, vector ? c->vcls : c->fcls);
+	sel_assign(c->f, acc, v);
+	/* the caller's loop variables as extern variables of k */
+	int map[EPI_VARS], nmap = 0;
+	LirAffine yidx[MAX_RANK];
+	bool ok = true;
+	for (int d = 0; d < y->type.shape.rank; d++) {
+		yidx[d] = lir_affine(dims[d].off);
+		for (int i = 0; i < dims[d].n; i++)
+			if (dims[d].t[i].coef) {
+				int x = extern_var(c, k, map, &nmap, dims[d].t[i].var, vvar);
+				if (x < 0)
+					ok = false;
+				else
+					lir_term(k, &yidx[d], x, dims[d].t[i].coef);
+			}
+	}
+	if (ok && epilogue_into(c, k, y, lir_extern_temp(k, acc, vector ? SORT_V : SORT_F), yidx))
+		cg_lir_run(c, k, first);
 	lir_kernel_free(k);
 }

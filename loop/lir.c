@@ -444,7 +444,7 @@ static LirStmt *copy_stmt(LirKernel *k, const LirStmt *s, Subst *sub)
 	case LS_LOOP: {
 		/* a copied loop gets a variable of its own */
 		LirVar v = k->vars[s->var];
-		c->var = lir_new_var(k, v.lo, v.hi, v.step, v.kind, v.name);
+		c->var = lir_new_var(k, v.lo, v.hi, v.step, v.kind, NULL);
 		if (s->var >= sub->nvmap) {
 			int n = k->nvars + 8;
 			sub->vmap = xrealloc(sub->vmap, (size_t)n * sizeof *sub->vmap);
@@ -469,7 +469,7 @@ static LirStmt *copy_stmt(LirKernel *k, const LirStmt *s, Subst *sub)
 		break;
 	case LS_INDEX: {
 		LirVar v = k->vars[s->var];
-		c->var = lir_new_var(k, v.lo, v.hi, v.step, v.kind, v.name);
+		c->var = lir_new_var(k, v.lo, v.hi, v.step, v.kind, NULL);
 		if (s->var >= sub->nvmap) {
 			int n = k->nvars + 8;
 			sub->vmap = xrealloc(sub->vmap, (size_t)n * sizeof *sub->vmap);

@@ -20,13 +20,6 @@ static int64_t trips(const LirVar *x)
 	return x->hi > x->lo ? (x->hi - x->lo + x->step - 1) / x->step : 0;
 }
 
-static void rename_var(LirKernel *k, int v, const char *suffix)
-{
-	char *n = xasprintf("%s%s", k->vars[v].name, suffix);
-	free(k->vars[v].name);
-	k->vars[v].name = n;
-}
-
 /* a without its zero terms */
 static LirAffine affine_clean(const LirAffine *a)
 {
@@ -274,7 +267,9 @@ static void add_remainder(LirKernel *k, LirStmt *s, const TUse *u, int64_t from,
 	free(tmap);
 	free(read);
 	k->vars[r->var].lo = from;
-	rename_var(k, r->var, "r");
+	/* named after the loop it continues */
+	free(k->vars[r->var].name);
+	k->vars[r->var].name = xasprintf("%sr", k->vars[s->var].name);
 	lir_block_insert(k, parent, at + 1, r);
 }
 
