@@ -466,11 +466,14 @@ int cg_lir_buffer(CG *c, LirKernel *k, int id)
 	return lir_buffer(k, cg_value_name(c, id), b->numel, b->esize ? b->esize : 4, id);
 }
 
-/* Verify k, print it (--emit=loops) when `print`, and lower it into the
- * function at this point. */
+/* Verify k, hoist its invariant address arithmetic, print it
+ * (--emit=loops) when `print`, and lower it into the function at this
+ * point. */
 bool cg_lir_run(CG *c, LirKernel *k, bool print)
 {
-	if (!lir_verify(k, c->d, c->node->loc)) {
+	/* as built, then with the invariant address arithmetic hoisted out of
+	 * each loop (checked again: a transform's mistake is caught here) */
+	if (!lir_verify(k, c->d, c->node->loc) || (lir_hoist(k) > 0 && !lir_verify(k, c->d, c->node->loc))) {
 		c->ok = false;
 		return false;
 	}

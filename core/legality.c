@@ -104,6 +104,17 @@ static void json_uses(FILE *o, const char *uses)
 	fputc(']', o);
 }
 
+/* A native row's strategy(NAME) (core/lowerings.def), or NULL. */
+static const char *strategy_of(const LegalEntry *e)
+{
+	static const char *const names[] = {
+		NULL,
+#define STRATEGY(name, what) #name,
+#include "lowerings.def"
+	};
+	return e->strategy > LEGAL_STRATEGY_NONE && e->strategy < LEGAL_STRATEGY_COUNT ? names[e->strategy] : NULL;
+}
+
 /* Where a row's nodes run: the target, its host (fallback), or nowhere. */
 static const char *runs_on(const Target *t, const LegalEntry *e)
 {
@@ -155,6 +166,8 @@ void legality_export(FILE *o, const Target *t, LegalityFormat f)
 			json_str(o, e->reason);
 			fputs(", \"uses\": ", o);
 			json_uses(o, e->uses);
+			fputs(", \"strategy\": ", o);
+			json_str(o, strategy_of(e));
 			if (e->cost >= 0)
 				fprintf(o, ", \"estimated_cost\": %.6g", e->cost);
 			else
@@ -166,7 +179,7 @@ void legality_export(FILE *o, const Target *t, LegalityFormat f)
 		}
 		fputs("  ]\n}\n", o);
 	} else if (f == LEGALITY_CSV) {
-		fputs("target,op,dtype,action,constraint,rule,reason,uses,estimated_cost,cost_unit,source,runs_on\n", o);
+		fputs("target,op,dtype,action,constraint,rule,reason,uses,estimated_cost,cost_unit,source,runs_on,strategy\n", o);
 		for (int i = 0; i < n; i++) {
 			const LegalEntry *e = rows[i].e;
 			fprintf(o, "%s,%s,%s,%s,", t->name, op_info[rows[i].op].name, dtype_name(rows[i].dt),
@@ -183,6 +196,8 @@ void legality_export(FILE *o, const Target *t, LegalityFormat f)
 				fprintf(o, "%.6g", e->cost);
 			fprintf(o, ",%s,%s:%d,", e->cost_per_mac ? "cycles/mac" : "cycles/element", e->file, e->line);
 			csv_str(o, runs_on(t, e));
+			fputc(',', o);
+			csv_str(o, strategy_of(e));
 			fputc('\n', o);
 		}
 	} else {
@@ -190,8 +205,8 @@ void legality_export(FILE *o, const Target *t, LegalityFormat f)
 		fprintf(o, "From `%s` (xxh3 %016llx), gdcc %s. Estimated cost in cycles per output element, or per\n"
 			"multiply-accumulate where marked /mac.\n\n",
 			t->md_file, (unsigned long long)t->md_hash, PACKAGE_VERSION);
-		fputs("| op | dtype | action | when | rule / reason | uses | est. cost | source | runs on |\n", o);
-		fputs("|---|---|---|---|---|---|---|---|---|\n", o);
+		fputs("| op | dtype | action | when | rule / reason | uses | est. cost | source | runs on | strategy |\n", o);
+		fputs("|---|---|---|---|---|---|---|---|---|---|\n", o);
 		for (int i = 0; i < n; i++) {
 			const LegalEntry *e = rows[i].e;
 			fprintf(o, "| %s | %s | %s | ", op_info[rows[i].op].name, dtype_name(rows[i].dt),
@@ -206,6 +221,8 @@ void legality_export(FILE *o, const Target *t, LegalityFormat f)
 				fprintf(o, "%.3g%s", e->cost, e->cost_per_mac ? "/mac" : "");
 			fprintf(o, " | %s:%d | ", e->file, e->line);
 			md_str(o, runs_on(t, e));
+			fputs(" | ", o);
+			md_str(o, strategy_of(e));
 			fputs(" |\n", o);
 		}
 	}
@@ -251,6 +268,8 @@ bool legality_decide(const Graph *g, const Target *t, Diag *d, FILE *dump, const
 				fprintf(dump, " \"%s\"", e->reason);
 			if (e->uses)
 				fprintf(dump, " uses(%s)", e->uses);
+			if (strategy_of(e))
+				fprintf(dump, " strategy(%s)", strategy_of(e));
 			if (e->when_text)
 				fprintf(dump, " when %s", e->when_text);
 			fprintf(dump, "  [%s:%d]\n", e->file, e->line);

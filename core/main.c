@@ -482,6 +482,9 @@ static const Target *with_params(Options *o, const Target *t)
 	diag_init(&d);
 	Target *pt = target_with_params(t, o->nparam_settings, o->param_settings, &d);
 	o->param_target = pt;
+	/* (the overrides stay what the target's strategies accept: mdgen checked the .md) */
+	if (pt && !target_check_strategy_params(pt, &d))
+		pt = NULL;
 	/* (the simulator's library names itself in these: gdcc says them) */
 	for (int i = 0; i < d.n; i++)
 		if (d.entries[i].loc.file && strcmp(d.entries[i].loc.file, "npusim") == 0)

@@ -53,10 +53,45 @@ typedef struct {
 	double est;            /* estimated cycles */
 } TilePlan;
 
-static double tparam(const Target *t, const char *name, double dflt)
+/* A param of strategy(tiles) (core/lowerings.def: STRATEGY_PARAM, no
+ * defaults): gen/mdgen made sure every target with a strategy(tiles) row
+ * defines it, of its type and in its range, and gdcc checks --param
+ * overrides again (target_check_strategy_params).  Absent anyway: an
+ * internal error, and false (no tile plan). */
+static bool tparam_missing(CG *c, const char *name, const char *how)
 {
-	const ParamInfo *p = target_param(t, name);
-	return p && p->n ? p->values[0] : dflt;
+	diag_error(c->d, c->node ? c->node->loc : loc_at(c->t->md_file, 0, 0),
+		   "internal error: strategy(tiles) reads param %s, which target '%s' %s (core/lowerings.def)", name,
+		   c->t->name, how);
+	return false;
+}
+
+static bool tparam(CG *c, const char *name, double *v)
+{
+	const ParamInfo *p = target_param(c->t, name);
+	*v = 0;
+	if (!p || p->str || p->n != 1)
+		return tparam_missing(c, name, p ? "has, but not as one number" : "does not have");
+	*v = p->values[0];
+	return true;
+}
+
+static bool tparam_str(CG *c, const char *name, const char **s)
+{
+	const ParamInfo *p = target_param(c->t, name);
+	*s = NULL;
+	if (!p || !p->str)
+		return tparam_missing(c, name, p ? "has, but not as a string" : "does not have");
+	*s = p->str;
+	return true;
+}
+
+/* The array's side (array_rows; array_cols is the same, mdgen checks
+ * it), or 0 after the internal error. */
+static int tile_side(CG *c)
+{
+	double n;
+	return tparam(c, "array_rows", &n) ? (int)n : 0;
 }
 
 /* The one node that reads v, if v is not a model output and only it does. */
@@ -83,8 +118,14 @@ bool cg_uses_tiles(CG *c, const Node *n)
 static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 {
 	const Target *t = c->t;
-	int n = (int)tparam(t, "array_rows", 0);
-	if (n <= 0 || n != (int)tparam(t, "array_cols", 0))
+	double rows, cols, banks, spbytes, bw, lat;
+	const char *df;
+	if (!tparam(c, "array_rows", &rows) || !tparam(c, "array_cols", &cols) || !tparam(c, "scratchpad_banks", &banks) ||
+	    !tparam(c, "scratchpad_bytes", &spbytes) || !tparam(c, "dma_bytes_per_cycle", &bw) ||
+	    !tparam(c, "dma_latency_cycles", &lat) || !tparam_str(c, "dataflow", &df))
+		return false;
+	int n = (int)rows;
+	if (n <= 0 || n != (int)cols)
 		return false;
 	int tcls = target_class_for(t, SORT_T);
 	const RegClassInfo *rc = &t->regclasses[tcls];
@@ -93,17 +134,16 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 		slots += !rc->reserved[r];
 	pl->n = n;
 	pl->slots = slots;
-	const ParamInfo *df = target_param(t, "dataflow");
-	pl->os = df && df->str && strcmp(df->str, "output_stationary") == 0;
+	pl->os = strcmp(df, "output_stationary") == 0;
 	pl->bt = g->bt;
 	pl->bm = 0;
 	pl->kc = 0;
-	pl->banks = (int)tparam(t, "scratchpad_banks", 1);
+	pl->banks = (int)banks;
 	pl->rb = (int64_t)n * 4;
 	pl->tb = pl->rb * n;
-	pl->spt = (int64_t)tparam(t, "scratchpad_bytes", 0) / pl->tb;
-	pl->bw = tparam(t, "dma_bytes_per_cycle", 1);
-	pl->lat = tparam(t, "dma_latency_cycles", 0);
+	pl->spt = (int64_t)spbytes / pl->tb;
+	pl->bw = bw;
+	pl->lat = lat;
 	/* (k is chunked along its innermost sub-dimension: a chunk is all of
 	 * the outer ones times a range of it) */
 	int64_t Mt = (g->m_ext + n - 1) / n, Jt = 1, Kin = 1, Kout = g->dk[g->nk - 1].count;
@@ -407,7 +447,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
  * panel): what matmul_transposed_b needs to know before the matmul. */
 static bool tile_gemm_fits(CG *c, int64_t M, int64_t N, int64_t K)
 {
-	int n = (int)tparam(c->t, "array_rows", 0);
+	int n = tile_side(c);
 	if (n <= 0 || M <= 0 || N <= 0 || K <= 0)
 		return false;
 	TileGemm g = {0};
@@ -479,7 +519,7 @@ bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb, bool 
 	g.ld[1] = ldb;
 	g.ld[2] = ldy;
 	TilePlan pl = {0};
-	int n = (int)tparam(c->t, "array_rows", 0);
+	int n = tile_side(c);
 	if (n <= 0)
 		return false;
 	g.di = (TDim){(m->M + n - 1) / n, {n * lda, 0, n * ldy}};
@@ -571,7 +611,7 @@ bool cg_tile_conv(CG *c, const Node *n)
 		return false;
 	int64_t N = xs->dim[0], C = xs->dim[1], M = ws->dim[0], KH = w.k[0], KW = w.k[1];
 	int64_t HO = w.out[0], WO = w.out[1], P = HO * WO, K2 = KH * KW * C;
-	int nn = (int)tparam(c->t, "array_rows", 0);
+	int nn = tile_side(c);
 	if (nn <= 0 || N <= 0 || M <= 0 || C <= 0 || P <= 0)
 		return false;
 	int64_t hp = w.in[0], wp = w.in[1]; /* the input's own size (the DMA pads) */

@@ -143,6 +143,11 @@ extern const int gdcc_ntargets;
 
 const Target *target_lookup(const char *name);
 const ParamInfo *target_param(const Target *t, const char *name);
+/* The params the strategies of t's native rows read (core/lowerings.def:
+ * STRATEGY_PARAM...) are there, of their types and in range: what gen/mdgen
+ * checked in the .md, again after --param overrides.  False after the
+ * messages. */
+bool target_check_strategy_params(const Target *t, Diag *d);
 /* The first legality row that matches the node (NULL: none). */
 const LegalEntry *target_legality(const Target *t, const Node *n);
 /* The first row matching op and dtype whose constraint holds for some node

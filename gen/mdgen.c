@@ -26,6 +26,7 @@
 #include "mdgen.h"
 #include "ops.h"
 #include "sel.h"
+#include "strategy.h"
 #include "util.h"
 
 /* ---- an arena for the model: freed at once at the end ------------------ */
@@ -1864,8 +1865,91 @@ static int32_t probe_cost(Target *t, const BursGrammar *g, SelOp s)
 	return best;
 }
 
+/* A target that names a strategy defines every param the strategy reads
+ * (core/lowerings.def: STRATEGY_PARAM...), of its type and in its range:
+ * the strategy has no defaults.  A missing one is reported at the first
+ * strategy(NAME) use, a wrong one at its value. */
+static const Param *find_param(const Target *t, const char *name)
+{
+	int i = find_named((Vec *)&t->params, offsetof(Param, name), name);
+	return i < 0 ? NULL : t->params.v[i];
+}
+
+static void param_value_str(const MdNode *v, char *buf, size_t size)
+{
+	if (v->kind == MD_NUM && v->is_int)
+		snprintf(buf, size, "%lld", (long long)v->ival);
+	else if (v->kind == MD_NUM) /* (a float as one: 4.0, not 4) */
+		snprintf(buf, size, "%.17g%s", v->num, v->num == floor(v->num) && fabs(v->num) < 1e17 ? ".0" : "");
+	else if (v->kind == MD_STRING)
+		snprintf(buf, size, "\"%.200s\"", v->text);
+	else
+		snprintf(buf, size, "%s", kind_word(v));
+}
+
+/* Does the target's param satisfy the strategy's declaration? */
+static bool strategy_param_ok(const StrategyParam *sp, const Param *p)
+{
+	const MdNode *v = p->value;
+	if (sp->kind == SPARAM_CHOICE)
+		return v->kind == MD_STRING && strategy_param_word_ok(sp, v->text);
+	return v->kind == MD_NUM && strategy_param_num_ok(sp, v->num, v->is_int);
+}
+
+static const StrategyParam *strategy_param_decl(int strategy, const char *name)
+{
+	for (int i = 0; i < nstrategy_params; i++)
+		if (strategy_params[i].strategy == strategy && strategy_params[i].kind != SPARAM_SAME &&
+		    strcmp(strategy_params[i].name, name) == 0)
+			return &strategy_params[i];
+	return NULL;
+}
+
+static void check_strategy_params(const Target *t, const Legal *l)
+{
+	const char *sn = strategies[l->strategy - 1];
+	char want[512], have[256];
+	for (int i = 0; i < nstrategy_params; i++) {
+		const StrategyParam *sp = &strategy_params[i];
+		if (sp->strategy != l->strategy)
+			continue;
+		const Param *p = find_param(t, sp->name);
+		if (sp->kind == SPARAM_SAME) {
+			const Param *o = find_param(t, sp->other);
+			const StrategyParam *pd = strategy_param_decl(l->strategy, sp->name), *od = strategy_param_decl(l->strategy, sp->other);
+			/* (only between two good values: a missing or bad one is reported already) */
+			if (p && o && pd && od && strategy_param_ok(pd, p) && strategy_param_ok(od, o) && p->value->num != o->value->num) {
+				/* (at the one the more derived file sets: a child that changed it) */
+				if (file_index((Target *)t, o->value->loc.file) < file_index((Target *)t, p->value->loc.file)) {
+					const Param *x = p;
+					p = o;
+					o = x;
+				}
+				param_value_str(p->value, have, sizeof have);
+				param_value_str(o->value, want, sizeof want);
+				ERR(p->value->loc, "param %s = %s differs from param %s = %s: strategy(%s) needs them equal (%s)",
+				    p->name, have, o->name, want, sn, sp->what);
+			}
+			continue;
+		}
+		strategy_param_expect(sp, want, sizeof want);
+		if (!p) {
+			if (sp->required)
+				ERR(l->strategy_loc, "strategy(%s) needs param %s, %s (%s): target '%s' has no param %s", sn,
+				    sp->name, want, sp->what, t->name, sp->name);
+			continue;
+		}
+		if (!strategy_param_ok(sp, p)) {
+			param_value_str(p->value, have, sizeof have);
+			ERR(p->value->loc, "param %s %s %s: strategy(%s) needs %s (%s)", sp->name,
+			    p->value->kind == MD_NUM || p->value->kind == MD_STRING ? "=" : "is", have, sn, want, sp->what);
+		}
+	}
+}
+
 static void check_legal(Target *t, const BursGrammar *g)
 {
+	unsigned strategies_checked = 0; /* bit per strategy whose params were checked */
 	int32_t memo[SEL_COUNT]; /* probe_cost by operation, -1: not yet */
 	for (int i = 0; i < SEL_COUNT; i++)
 		memo[i] = -1;
@@ -1913,6 +1997,10 @@ static void check_legal(Target *t, const BursGrammar *g)
 			ERR(l->strategy_loc, "the native lowering of %s has no strategy '%s' (core/lowerings.def)",
 			    op_info[l->op].name, strategies[l->strategy - 1]);
 			continue;
+		}
+		if (l->strategy && !(strategies_checked & (1u << l->strategy))) {
+			strategies_checked |= 1u << l->strategy;
+			check_strategy_params(t, l);
 		}
 		bool vector = false, tiles = false;
 		double total = 0;

@@ -151,6 +151,19 @@ done
 "$GDCC" -S -t npu-systolic --param nosuch=1 "$SRCDIR/examples/mlp.ir" -o "$tmp/bad.s" >"$tmp/out" 2>&1
 st=$?
 [ $st -eq 2 ] && grep -q "nosuch" "$tmp/out" && [ ! -e "$tmp/bad.s" ] && ok || { bad "--param unknown: exit $st"; cat "$tmp/out"; }
+# --param overrides stay what strategy(tiles) accepts (core/lowerings.def), as mdgen checked the .md
+"$GDCC" -S -t npu-systolic --param array_rows=0 "$SRCDIR/examples/mlp.ir" -o "$tmp/bad.s" >"$tmp/out" 2>&1
+st=$?
+[ $st -eq 2 ] && grep -qF "param array_rows = 0: strategy(tiles) needs an integer in [1, 4096]" "$tmp/out" && [ ! -e "$tmp/bad.s" ] &&
+	[ "$(grep -c 'error:' "$tmp/out")" -eq 1 ] && ok || { bad "--param array_rows=0: exit $st"; cat "$tmp/out"; }
+"$GDCC" -S -t npu-systolic --param array_cols=8 "$SRCDIR/examples/mlp.ir" -o "$tmp/bad.s" >"$tmp/out" 2>&1
+st=$?
+[ $st -eq 2 ] && grep -qF "param array_cols = 8 differs from param array_rows = 16: strategy(tiles) needs them equal" "$tmp/out" &&
+	[ ! -e "$tmp/bad.s" ] && ok || { bad "--param array_cols=8: exit $st"; cat "$tmp/out"; }
+"$GDCC" -S -t npu-systolic --param dataflow=row_stationary "$SRCDIR/examples/mlp.ir" -o "$tmp/bad.s" >"$tmp/out" 2>&1
+st=$?
+[ $st -eq 2 ] && grep -qF 'param dataflow = "row_stationary": strategy(tiles) needs a string, one of "weight_stationary", "output_stationary"' "$tmp/out" &&
+	[ ! -e "$tmp/bad.s" ] && ok || { bad "--param dataflow=row_stationary: exit $st"; cat "$tmp/out"; }
 "$GDCC" -S -t npu-systolic --host nosuch "$SRCDIR/examples/mlp.ir" -o "$tmp/bad.s" >"$tmp/out" 2>&1
 st=$?
 [ $st -ne 0 ] && grep -q "host target 'nosuch'" "$tmp/out" && [ ! -e "$tmp/bad.s" ] && ok || { bad "--host unknown: exit $st"; cat "$tmp/out"; }

@@ -2,7 +2,7 @@
 """Checks one target's legality exports: the JSON validates against
 docs/legality.schema.json; it has exactly one deciding (unconditional) entry
 for every op x declared dtype of `gdcc --list-ops`; CSV and Markdown hold
-the same rows.
+the same rows (with the same strategy, the last column).
 
 usage: check_legality.py SCHEMA OPS_LIST JSON CSV MD
 """
@@ -35,8 +35,12 @@ def main():
     for r, e in zip(rows, doc["entries"]):
         assert (r["op"], r["dtype"], r["action"]) == (e["op"], e["dtype"], e["action"]), (r, e)
         assert r["target"] == doc["target"]["name"]
+        assert r["strategy"] == (e["strategy"] or ""), (r, e)
     md_rows = [l for l in open(md_path) if l.startswith("| ") and not l.startswith("| op ")]
     assert len(md_rows) == len(doc["entries"]), (len(md_rows), len(doc["entries"]))
+    for l, e in zip(md_rows, doc["entries"]):
+        # (the last column: the strategy; no strategy name has a '|')
+        assert l.rstrip("\n").rstrip(" |").endswith(" " + e["strategy"]) if e["strategy"] else l.rstrip("\n").endswith("|  |"), (l, e)
     print(f"{doc['target']['name']}: {len(doc['entries'])} entries, "
           f"{sum(1 for e in deciding.values() if e['action'] == 'native')} native, valid")
 

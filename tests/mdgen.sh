@@ -118,6 +118,19 @@ rejects parens "nested deeper than 64 levels"
 rejects lists "nested deeper than 64 levels"
 { cat "$SRCDIR/tests/md/toy.md"; awk 'BEGIN { for (i = 0; i < 5000; i++) print "foreach $a in [(x)] {"; print "legal relu f32 native"; for (i = 0; i < 5000; i++) print "}" }'; } >"$tmp/foreach.md"
 rejects foreach "nested deeper than 64 levels"
+# strategy(tiles)'s params (core/lowerings.def) in a child of npu-systolic:
+# the square-array relation is reported where the child breaks it, and a
+# child that keeps the array square (and a fractional DMA latency, a number)
+# is accepted.
+cp "$SRCDIR/md/npu-systolic.md" "$tmp/npu-systolic.md"
+printf 'target "npu-wide" extends "npu-systolic" {\n}\nparam array_rows = 32\n' >"$tmp/npu-wide.md"
+rejects npu-wide "npu-wide.md:3:20: error: param array_rows = 32 differs from param array_cols = 16: strategy(tiles) needs them equal"
+printf 'target "npu-big" extends "npu-systolic" {\n}\nparam array_rows = 32\nparam array_cols = 32\nparam dma_latency_cycles = 12.5\n' >"$tmp/npu-big.md"
+if "$MDGEN" -o "$tmp/out.c" "$tmp/npu-big.md" 2>"$tmp/err" && [ -s "$tmp/out.c" ]; then pass=$((pass + 1)); else
+	bad "a square 32 x 32 child of npu-systolic was rejected:"
+	head -c 2000 "$tmp/err" | sed 's/^/  | /'
+fi
+rm -f "$tmp"/out*.c
 # An extends chain deeper than 16 files.
 for i in $(seq 0 20); do
 	printf 'target "c%d" extends "c%d" {\n}\n' "$i" $((i + 1)) >"$tmp/c$i.md"

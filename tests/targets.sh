@@ -47,6 +47,20 @@ for t in $targets; do
 	done
 done
 
+# A native row's strategy(NAME) is in every export and in a model's
+# decisions: npu-systolic's matmul, gemm and conv run the tile schedule,
+# its add and x86-avx2's matmul name none.
+for op in matmul gemm conv; do
+	grep -q "\"op\": \"$op\", \"dtype\": \"f32\", \"action\": \"native\", .*\"strategy\": \"tiles\"" "$tmp/npu-systolic.json" && ok ||
+		bad "npu-systolic $op: no strategy tiles in the JSON export"
+	grep -q "^npu-systolic,$op,f32,native,.*,tiles\$" "$tmp/npu-systolic.csv" && ok || bad "npu-systolic $op: no strategy tiles in the CSV export"
+	grep -q "^| $op | f32 | native | .* | tiles |\$" "$tmp/npu-systolic.md" && ok || bad "npu-systolic $op: no strategy tiles in the Markdown export"
+done
+grep -q '"op": "add", "dtype": "f32", "action": "native", .*"strategy": null' "$tmp/npu-systolic.json" && ok || bad "npu-systolic add has a strategy"
+grep -q '"op": "matmul", "dtype": "f32", .*"strategy": null' "$tmp/x86-avx2.json" && ok || bad "x86-avx2 matmul has a strategy"
+"$GDCC" -t npu-systolic --emit=legality "$SRCDIR/examples/mlp.ir" >"$tmp/decisions" 2>"$tmp/err"
+grep -q ' gemm .*native .*strategy(tiles)' "$tmp/decisions" && ok || { bad "mlp on npu-systolic: no strategy(tiles) decision"; cat "$tmp/decisions"; }
+
 # ---- the test-only targets --------------------------------------------------------
 "$GDCC_TOY" --list-targets >"$tmp/toylist"
 grep -q '^toy ' "$tmp/toylist" && ok || bad "gdcc_toy does not list toy"
