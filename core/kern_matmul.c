@@ -1,216 +1,198 @@
-/* matmul and gemm: register-blocked micro-kernels (fixed vectors), strips
- * of scalable vectors, and the plain loop nest for what remains. */
+/* matmul and gemm, built as Loop IR: register-blocked micro-kernels on
+ * fixed vectors (MR rows x 2 vectors of accumulators across a K block,
+ * A and B walked by pointers: strength reduction), strips of scalable
+ * vectors unrolled over rows, and the plain loop nest for what remains.
+ * The final stores go through the fusion group's epilogue. */
 #include "cg.h"
 
-/* ---- matmul and gemm -------------------------------------------------------- */
-static void matmul_rows_scalable(CG *c, const MatmulCtx *m, int nv, int mv, int mr);
+/* The kernel's buffers and batch loop variables. */
+typedef struct {
+	CG *c;
+	const MatmulCtx *m;
+	LirKernel *k;
+	int A, B, C, Y;
+	int bvar[MAX_RANK];
+	bool a1, b1;
+	int64_t b_n;
+} Mm;
 
-
-/* Y's index along each of its axes: the batch loops, then m and n (no
- * epilogue is given for a 1-D operand's product: codegen.c) */
-static void matmul_dims(const MatmulCtx *m, Affine *dims, Affine mi, Affine ni)
+static void add_batch(const Mm *x, LirAffine *a, const int64_t *str)
 {
-	for (int q = 0; q < m->nbatch; q++)
-		dims[q] = (Affine){0, {{m->bv[q], 1}}, 1};
-	dims[m->nbatch] = mi;
-	dims[m->nbatch + 1] = ni;
+	for (int q = 0; q < x->m->nbatch; q++)
+		lir_term(x->k, a, x->bvar[q], str[q]);
 }
 
-/* alpha v + beta C for a product v of Y (vector or scalar), C at ca (its
- * term along n has coefficient cstr[1]: 0 when C is broadcast along n) */
-BursNode *cg_gemm_epilogue(CG *c, const MatmulCtx *m, BursNode *v, const Affine *ca, bool vector)
+/* off + coef * var, as an affine */
+static LirAffine at(Mm *x, int var, int64_t off)
 {
+	LirAffine a = lir_affine(off);
+	if (var >= 0)
+		lir_term(x->k, &a, var, 1);
+	return a;
+}
+
+static void add_scaled(Mm *x, LirAffine *to, const LirAffine *a, int64_t s)
+{
+	to->off += a->off * s;
+	for (int i = 0; i < a->n; i++)
+		lir_term(x->k, to, a->t[i].var, a->t[i].coef * s);
+}
+
+/* A[.., mi, kv], B[.., kv, ni], Y[.., mi, ni], C[mi, ni] */
+static LirExpr *load_a(Mm *x, const LirAffine *mi, int kv)
+{
+	LirAffine a = lir_affine(0);
+	add_batch(x, &a, x->m->astr);
+	add_scaled(x, &a, mi, x->m->a_m);
+	lir_term(x->k, &a, kv, x->m->a_k);
+	return lir_load(x->k, x->A, &a);
+}
+
+static LirExpr *load_b(Mm *x, int kv, const LirAffine *ni)
+{
+	LirAffine a = lir_affine(0);
+	add_batch(x, &a, x->m->bstr);
+	lir_term(x->k, &a, kv, x->m->b_k);
+	add_scaled(x, &a, ni, x->b_n);
+	return lir_load(x->k, x->B, &a);
+}
+
+static LirAffine y_index(Mm *x, const LirAffine *mi, const LirAffine *ni)
+{
+	LirAffine a = lir_affine(0);
+	add_batch(x, &a, x->m->ystr);
+	/* (a promoted 1-D operand's axis is not in Y: M or N is 1 then) */
+	add_scaled(x, &a, mi, x->b1 ? 1 : x->m->N);
+	add_scaled(x, &a, ni, 1);
+	return a;
+}
+
+/* alpha acc + beta C: the temporary holding it (acc itself when there is
+ * nothing to add) */
+static int alpha_beta(Mm *x, int acc, const LirAffine *mi, const LirAffine *ni)
+{
+	const MatmulCtx *m = x->m;
+	LirKernel *k = x->k;
+	if (m->alpha == 1.0 && !(m->C && m->beta != 0.0))
+		return acc;
+	LirExpr *v = lir_ref(k, acc);
 	if (m->alpha != 1.0)
-		v = cg_bin(c, SEL_MUL_V, SEL_MUL_F, vector, v, cg_splat(c, m->alpha, vector));
-	if (!m->C || m->beta == 0.0)
-		return v;
-	BursNode *cv = vector && m->cstr[1] == 0 ? sel_op(c->f, SEL_BCAST_V, cg_load(c, m->C->id, ca, false), NULL, NULL)
-						 : cg_load(c, m->C->id, ca, vector);
-	if (m->beta != 1.0)
-		cv = cg_bin(c, SEL_MUL_V, SEL_MUL_F, vector, cv, cg_splat(c, m->beta, vector));
-	return cg_bin(c, SEL_ADD_V, SEL_ADD_F, vector, v, cv);
+		v = lir_op(k, SEL_MUL_V, v, lir_constf(k, m->alpha), NULL);
+	if (m->C && m->beta != 0.0) {
+		LirAffine ca = lir_affine(0);
+		add_scaled(x, &ca, mi, m->cstr[0]);
+		add_scaled(x, &ca, ni, m->cstr[1]);
+		LirExpr *cv = lir_load(k, x->C, &ca);
+		if (m->beta != 1.0)
+			cv = lir_op(k, SEL_MUL_V, cv, lir_constf(k, m->beta), NULL);
+		v = lir_op(k, SEL_ADD_V, v, cv, NULL);
+	}
+	int t = lir_temp(k, SORT_V);
+	lir_assign(k, t, v);
+	return t;
 }
 
-/* Scalable vectors: an N strip of vl columns times MR rows, MR accumulators
- * (register groups) across the k loop sharing one load of B per k: the
- * unrolling over rows, MR from the vector registers left by the kernel's
- * LMUL (`--emit=loops` and the report show both). */
-static void cg_matmul_strips(CG *c, const MatmulCtx *m)
+/* Y's value t stored: through the group's epilogue when there is one. */
+static void result(Mm *x, int t, const LirAffine *mi, const LirAffine *ni)
 {
-	const RegClassInfo *vc = &c->t->regclasses[target_root_class(c->t, c->vcls)];
-	int regs = 0;
-	for (int r = 0; r < vc->nregs; r++)
-		regs += !vc->reserved[r];
-	int mr = regs / c->f->lmul - 2;
-	if (mr > 8)
-		mr = 8;
-	if (mr < 1)
-		mr = 1;
-	c->p->gemm_mr = mr;
-	c->p->gemm_kc = 0;
-	int64_t m_main = m->M / mr * mr;
-	int nv = cg_vloop_begin(c, 0, m->N, true);
-	if (m_main > 0) {
-		int mv = cg_loop_begin(c, 0, m_main, mr);
-		matmul_rows_scalable(c, m, nv, mv, mr);
-		cg_loop_end(c);
-	}
-	if (m_main < m->M) {
-		int mv = cg_loop_begin(c, m_main, m->M, 1);
-		matmul_rows_scalable(c, m, nv, mv, 1);
-		cg_loop_end(c);
-	}
-	cg_loop_end(c);
-}
-
-static void matmul_rows_scalable(CG *c, const MatmulCtx *m, int nv, int mv, int mr)
-{
-	MFunc *f = c->f;
-	int acc[8];
-	for (int i = 0; i < mr; i++)
-		acc[i] = cg_keep(c, cg_splat(c, 0.0, true), true);
-	int kv = cg_loop_begin(c, 0, m->K, 1);
-	Affine ba = {0, {{kv, m->b_k}, {nv, 1}}, 2};
-	for (int q = 0; q < m->nbatch; q++)
-		ba.t[ba.n++] = (Term){m->bv[q], m->bstr[q]};
-	int b = cg_keep(c, cg_load(c, m->B->id, &ba, true), true);
-	for (int i = 0; i < mr; i++) {
-		Affine aa = {i * m->a_m, {{mv, m->a_m}, {kv, m->a_k}}, 2};
+	const MatmulCtx *m = x->m;
+	if (x->c->epi) {
+		LirAffine dims[MAX_RANK];
 		for (int q = 0; q < m->nbatch; q++)
-			aa.t[aa.n++] = (Term){m->bv[q], m->astr[q]};
-		sel_assign(f, acc[i], sel_op(f, SEL_FMA_V, sel_op(f, SEL_BCAST_V, cg_load(c, m->A->id, &aa, false), NULL, NULL), R(b),
-					     R(acc[i])));
+			dims[q] = at(x, x->bvar[q], 0);
+		dims[m->nbatch] = *mi;
+		dims[m->nbatch + 1] = *ni;
+		cg_lir_result_store(x->c, x->k, m->Y, t, dims);
+		return;
 	}
-	cg_loop_end(c);
-	for (int i = 0; i < mr; i++) {
-		Affine ca = {i * m->cstr[0], {{mv, m->cstr[0]}, {nv, m->cstr[1]}}, 2};
-		BursNode *v = cg_gemm_epilogue(c, m, R(acc[i]), &ca, true);
-		Affine ya = {i * m->N, {{mv, m->N}, {nv, 1}}, 2};
-		for (int q = 0; q < m->nbatch; q++)
-			ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
-		Affine dims[MAX_RANK];
-		matmul_dims(m, dims, (Affine){i, {{mv, 1}}, 1}, (Affine){0, {{nv, 1}}, 1});
-		cg_result_store(c, m->Y, &ya, dims, nv, v);
-	}
+	LirAffine ya = y_index(x, mi, ni);
+	lir_store(x->k, x->Y, &ya, lir_ref(x->k, t));
 }
 
-/* An access through a moving pointer (ptr + disp bytes), checked as the
- * affine access it stands for. */
-static BursNode *ptr_access(CG *c, int value, const Affine *equiv, int lanes, int ptr, int64_t disp)
+static void final_store(Mm *x, int acc, const LirAffine *mi, const LirAffine *ni)
 {
-	cg_check_access(c, value, equiv, lanes);
-	if (c->p->loops) {
-		cg_indent(c);
-		fprintf(c->p->loops, "  %s %s[%lld", lanes > 1 ? "vector" : "scalar", cg_value_name(c, value), (long long)equiv->off);
-		for (int i = 0; i < equiv->n; i++)
-			fprintf(c->p->loops, " + %lld*%%v%d", (long long)equiv->t[i].coef, equiv->t[i].var);
-		fprintf(c->p->loops, "] via pointer %%v%d%+lld\n", ptr, (long long)disp);
-	}
-	BursNode *p = sel_reg(c->f, ptr);
-	return disp ? sel_op(c->f, SEL_ADD_I, p, sel_consti(c->f, disp), NULL) : p;
+	result(x, alpha_beta(x, acc, mi, ni), mi, ni);
 }
 
-/* One register block: mr rows x nr vectors of Y, accumulators in registers
- * across the k loop; A and B walked by pointers (a broadcast of A and nr
- * loads of B feed mr * nr FMAs per k). */
-static void matmul_block(CG *c, const MatmulCtx *m, int mv, int nv, int mr, int nr, int64_t k0, int64_t k1)
+/* One register block: mr rows x nr vectors of Y, accumulators across the
+ * k loop over [k0, k1); nr loads of B and mr broadcasts of A feed mr * nr
+ * FMAs per k.  Partial sums (K blocks) go through Y. */
+static void block(Mm *x, int mv, int nv, int mr, int nr, int64_t k0, int64_t k1)
 {
-	MFunc *f = c->f;
+	const MatmulCtx *m = x->m;
+	LirKernel *k = x->k;
+	CG *c = x->c;
 	bool first = k0 == 0, last = k1 == m->K;
 	int acc[8][2];
+	LirAffine mi[8], ni[2];
+	for (int i = 0; i < mr; i++)
+		mi[i] = at(x, mv, i);
+	for (int j = 0; j < nr; j++)
+		ni[j] = at(x, nv, j * c->lanes);
 	for (int i = 0; i < mr; i++)
 		for (int j = 0; j < nr; j++) {
+			acc[i][j] = lir_temp(k, SORT_V);
 			if (first) {
-				acc[i][j] = cg_keep(c, cg_splat(c, 0.0, true), true);
+				lir_assign(k, acc[i][j], lir_constf(k, 0.0));
 			} else { /* the partial sums of the earlier k blocks */
-				Affine ya = {i * m->N + j * c->lanes, {{mv, m->N}, {nv, 1}}, 2};
-				for (int q = 0; q < m->nbatch; q++)
-					ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
-				acc[i][j] = cg_keep(c, cg_load(c, m->Y->id, &ya, true), true);
+				LirAffine ya = y_index(x, &mi[i], &ni[j]);
+				lir_assign(k, acc[i][j], lir_load(k, x->Y, &ya));
 			}
 		}
-	/* pointers to A[m, k0] and B[k0, n] */
-	Affine aa = {k0 * m->a_k, {{mv, m->a_m}}, 1}, ba = {k0 * m->b_k, {{nv, 1}}, 1};
-	for (int i = 0; i < m->nbatch; i++) {
-		aa.t[aa.n++] = (Term){m->bv[i], m->astr[i]};
-		ba.t[ba.n++] = (Term){m->bv[i], m->bstr[i]};
-	}
-	int pa = mfunc_vreg(f, c->icls), pb = mfunc_vreg(f, c->icls);
-	sel_assign(f, pa, cg_address(c, m->A->id, &aa, 1));
-	sel_assign(f, pb, cg_address(c, m->B->id, &ba, c->lanes));
-	aa.off -= k0 * m->a_k;
-	ba.off -= k0 * m->b_k;
-	int kv = cg_loop_begin(c, k0, k1, 1);
+	int kv = lir_for(k, k0, k1, 1);
 	int b[2];
 	for (int j = 0; j < nr; j++) {
-		Affine e = ba;
-		e.off += j * c->lanes;
-		e.t[e.n++] = (Term){kv, m->b_k};
-		b[j] = cg_keep(c, sel_op(f, SEL_LOAD_V, ptr_access(c, m->B->id, &e, c->lanes, pb, 4 * j * c->lanes), NULL, NULL), true);
+		b[j] = lir_temp(k, SORT_V);
+		lir_assign(k, b[j], load_b(x, kv, &ni[j]));
 	}
 	for (int i = 0; i < mr; i++) {
-		Affine e = aa;
-		e.off += i * m->a_m;
-		e.t[e.n++] = (Term){kv, m->a_k};
-		int a = cg_keep(c, sel_op(f, SEL_BCAST_V, sel_op(f, SEL_LOAD_F, ptr_access(c, m->A->id, &e, 1, pa, 4 * i * m->a_m), NULL, NULL),
-				       NULL, NULL), true);
+		int a = lir_temp(k, SORT_V);
+		lir_assign(k, a, load_a(x, &mi[i], kv));
 		for (int j = 0; j < nr; j++)
-			sel_assign(f, acc[i][j], sel_op(f, SEL_FMA_V, R(a), R(b[j]), R(acc[i][j])));
+			lir_assign(k, acc[i][j], lir_op(k, SEL_FMA_V, lir_ref(k, a), lir_ref(k, b[j]), lir_ref(k, acc[i][j])));
 	}
-	sel_assign(f, pa, sel_op(f, SEL_ADD_I, R(pa), sel_consti(f, 4 * m->a_k), NULL));
-	sel_assign(f, pb, sel_op(f, SEL_ADD_I, R(pb), sel_consti(f, 4 * m->b_k), NULL));
-	cg_loop_end(c);
+	lir_end(k);
+	lir_strength_reduce(k, kv);
+	if (!last) {
+		for (int i = 0; i < mr; i++)
+			for (int j = 0; j < nr; j++) {
+				LirAffine ya = y_index(x, &mi[i], &ni[j]);
+				lir_store(k, x->Y, &ya, lir_ref(k, acc[i][j]));
+			}
+		return;
+	}
 	/* A heavy fusion epilogue (transcendentals: many registers of its own)
 	 * would spill the accumulators still waiting: the block goes to Y
 	 * first, then the epilogue reads it back (from L1) one vector at a
 	 * time. */
-	bool staged = last && c->epi && cg_epilogue_heavy(c);
-	for (int i = 0; staged && i < mr; i++)
-		for (int j = 0; j < nr; j++) {
-			Affine ca = {i * m->cstr[0] + j * c->lanes * m->cstr[1], {{mv, m->cstr[0]}, {nv, m->cstr[1]}}, 2};
-			Affine ya = {i * m->N + j * c->lanes, {{mv, m->N}, {nv, 1}}, 2};
-			for (int q = 0; q < m->nbatch; q++)
-				ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
-			cg_store(c, m->Y->id, &ya, true, cg_gemm_epilogue(c, m, R(acc[i][j]), &ca, true));
-		}
-	for (int i = 0; staged && i < mr; i++)
-		for (int j = 0; j < nr; j++) {
-			Affine ya = {i * m->N + j * c->lanes, {{mv, m->N}, {nv, 1}}, 2};
-			for (int q = 0; q < m->nbatch; q++)
-				ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
-			Affine dims[MAX_RANK];
-			matmul_dims(m, dims, (Affine){i, {{mv, 1}}, 1}, (Affine){j * c->lanes, {{nv, 1}}, 1});
-			cg_result_store(c, m->Y, &ya, dims, nv, cg_load(c, m->Y->id, &ya, true));
-		}
-	if (staged)
-		return;
-	/* epilogue: alpha, beta C, cg_store (partial sums as they are) */
-	for (int i = 0; i < mr; i++)
-		for (int j = 0; j < nr; j++) {
-			BursNode *v = R(acc[i][j]);
-			if (!last) {
-				Affine ya = {i * m->N + j * c->lanes, {{mv, m->N}, {nv, 1}}, 2};
-				for (int q = 0; q < m->nbatch; q++)
-					ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
-				cg_store(c, m->Y->id, &ya, true, v);
-				continue;
+	if (c->epi && cg_epilogue_heavy(c)) {
+		for (int i = 0; i < mr; i++)
+			for (int j = 0; j < nr; j++) {
+				LirAffine ya = y_index(x, &mi[i], &ni[j]);
+				lir_store(k, x->Y, &ya, lir_ref(k, alpha_beta(x, acc[i][j], &mi[i], &ni[j])));
 			}
-			Affine ca = {i * m->cstr[0] + j * c->lanes * m->cstr[1], {{mv, m->cstr[0]}, {nv, m->cstr[1]}}, 2};
-			v = cg_gemm_epilogue(c, m, v, &ca, true);
-			Affine ya = {i * m->N + j * c->lanes, {{mv, m->N}, {nv, 1}}, 2};
-			for (int q = 0; q < m->nbatch; q++)
-				ya.t[ya.n++] = (Term){m->bv[q], m->ystr[q]};
-			Affine dims[MAX_RANK];
-			matmul_dims(m, dims, (Affine){i, {{mv, 1}}, 1}, (Affine){j * c->lanes, {{nv, 1}}, 1});
-			cg_result_store(c, m->Y, &ya, dims, nv, v);
-		}
+		for (int i = 0; i < mr; i++)
+			for (int j = 0; j < nr; j++) {
+				LirAffine ya = y_index(x, &mi[i], &ni[j]);
+				int t = lir_temp(k, SORT_V);
+				lir_assign(k, t, lir_load(k, x->Y, &ya));
+				result(x, t, &mi[i], &ni[j]);
+			}
+		return;
+	}
+	for (int i = 0; i < mr; i++)
+		for (int j = 0; j < nr; j++)
+			final_store(x, acc[i][j], &mi[i], &ni[j]);
 }
 
 /* Column blocks of 2 vectors, then 1; row blocks of MR rows, then 1. MR
  * comes from the register file: 2 * MR accumulators + 2 rows of B + 1
  * broadcast must fit the vector registers the target allocates. */
-static void cg_matmul_blocked(CG *c, const MatmulCtx *m, int64_t vend)
+static void blocked(Mm *x, int64_t vend)
 {
+	CG *c = x->c;
+	const MatmulCtx *m = x->m;
+	LirKernel *k = x->k;
 	const RegClassInfo *vc = &c->t->regclasses[target_root_class(c->t, c->vcls)];
 	int free_regs = 0;
 	for (int r = 0; r < vc->nregs; r++)
@@ -238,28 +220,104 @@ static void cg_matmul_blocked(CG *c, const MatmulCtx *m, int64_t vend)
 			int64_t lo = cb == 0 ? 0 : n2, hi = cb == 0 ? n2 : vend;
 			if (hi <= lo)
 				continue;
-			int nv = cg_loop_begin(c, lo, hi, nr * c->lanes);
+			/* a vector loop of nr vectors per iteration */
+			int nv = lir_for(k, lo, hi, nr * c->lanes);
+			k->vars[nv].kind = LIR_LOOP_VECTOR;
 			if (m_main > 0) {
-				int mv = cg_loop_begin(c, 0, m_main, mr);
-				matmul_block(c, m, mv, nv, mr, nr, k0, k1);
-				cg_loop_end(c);
+				int mv = lir_for(k, 0, m_main, mr);
+				block(x, mv, nv, mr, nr, k0, k1);
+				lir_end(k);
 			}
 			if (m_main < m->M) {
-				int mv = cg_loop_begin(c, m_main, m->M, 1);
-				matmul_block(c, m, mv, nv, 1, nr, k0, k1);
-				cg_loop_end(c);
+				int mv = lir_for(k, m_main, m->M, 1);
+				block(x, mv, nv, 1, nr, k0, k1);
+				lir_end(k);
 			}
-			cg_loop_end(c);
+			lir_end(k);
 		}
 	}
 }
 
-/* Y[b.., m, n] = alpha * sum_k A[.., m, k] B[.., k, n] (+ beta C[m, n]).
- * n is vectorized (B contiguous along n) with a scalar remainder; the
- * accumulator stays in a register across the k loop. */
+/* Scalable vectors: an N strip of vl columns times MR rows, MR accumulators
+ * (register groups) across the k loop sharing one load of B per k: the
+ * unrolling over rows, MR from the vector registers left by the kernel's
+ * LMUL (`--emit=loops` and the report show both). */
+static void strips_rows(Mm *x, int nv, int mv, int mr)
+{
+	LirKernel *k = x->k;
+	int acc[8];
+	LirAffine mi[8], ni = at(x, nv, 0);
+	for (int i = 0; i < mr; i++) {
+		mi[i] = at(x, mv, i);
+		acc[i] = lir_temp(k, SORT_V);
+		lir_assign(k, acc[i], lir_constf(k, 0.0));
+	}
+	int kv = lir_for(k, 0, x->m->K, 1);
+	int b = lir_temp(k, SORT_V);
+	lir_assign(k, b, load_b(x, kv, &ni));
+	for (int i = 0; i < mr; i++)
+		lir_assign(k, acc[i], lir_op(k, SEL_FMA_V, load_a(x, &mi[i], kv), lir_ref(k, b), lir_ref(k, acc[i])));
+	lir_end(k);
+	lir_strength_reduce(k, kv);
+	for (int i = 0; i < mr; i++)
+		final_store(x, acc[i], &mi[i], &ni);
+}
+
+static void strips(Mm *x)
+{
+	CG *c = x->c;
+	LirKernel *k = x->k;
+	const RegClassInfo *vc = &c->t->regclasses[target_root_class(c->t, c->vcls)];
+	int regs = 0;
+	for (int r = 0; r < vc->nregs; r++)
+		regs += !vc->reserved[r];
+	int mr = regs / c->f->lmul - 2;
+	if (mr > 8)
+		mr = 8;
+	if (mr < 1)
+		mr = 1;
+	c->p->gemm_mr = mr;
+	c->p->gemm_kc = 0;
+	int64_t m_main = x->m->M / mr * mr;
+	int nv = lir_for(k, 0, x->m->N, 1);
+	k->vars[nv].kind = LIR_LOOP_STRIP;
+	if (m_main > 0) {
+		int mv = lir_for(k, 0, m_main, mr);
+		strips_rows(x, nv, mv, mr);
+		lir_end(k);
+	}
+	if (m_main < x->m->M) {
+		int mv = lir_for(k, m_main, x->m->M, 1);
+		strips_rows(x, nv, mv, 1);
+		lir_end(k);
+	}
+	lir_end(k);
+}
+
+/* The plain nest over columns [n0, N): an accumulator per element across
+ * k; vectorized along n when B is contiguous there (and no block took the
+ * vector columns). */
+static void plain(Mm *x, int64_t n0, bool vector)
+{
+	LirKernel *k = x->k;
+	int mv = lir_for(k, 0, x->m->M, 1), nv = lir_for(k, n0, x->m->N, 1);
+	LirAffine mi = at(x, mv, 0), ni = at(x, nv, 0);
+	int acc = lir_temp(k, SORT_V);
+	lir_assign(k, acc, lir_constf(k, 0.0));
+	int kv = lir_for(k, 0, x->m->K, 1);
+	lir_assign(k, acc, lir_op(k, SEL_FMA_V, load_a(x, &mi, kv), load_b(x, kv, &ni), lir_ref(k, acc)));
+	lir_end(k);
+	final_store(x, acc, &mi, &ni);
+	lir_end(k);
+	lir_end(k);
+	if (vector)
+		lir_vectorize(k, nv, LIR_TAIL_SCALAR);
+	lir_strength_reduce(k, kv);
+}
+
+/* Y[b.., m, n] = alpha * sum_k A[.., m, k] B[.., k, n] (+ beta C[m, n]). */
 void cg_matmul(CG *c, const Node *n)
 {
-	MFunc *f = c->f;
 	const Value *A = n->in[0], *B = n->in[1], *Y = n->out[0];
 	bool gemm = n->op == OP_GEMM;
 	int ta = gemm ? (int)attr_i(n, "trans_a") : 0, tb = gemm ? (int)attr_i(n, "trans_b") : 0;
@@ -309,64 +367,30 @@ void cg_matmul(CG *c, const Node *n)
 	}
 	if (cg_uses_tiles(c, n) && cg_tile_matmul(c, &mc, &batch, tb, a1, b1))
 		return;
-	int bv[MAX_RANK];
+	char name[160];
+	snprintf(name, sizeof name, "loops of %s: %s", Y->name, op_info[n->op].name);
+	Mm x = {c, &mc, lir_kernel_new(name, c->lanes, c->scalable), -1, -1, -1, -1, {0}, a1, b1, b_n};
+	LirKernel *k = x.k;
+	x.A = cg_lir_buffer(c, k, A->id);
+	x.B = cg_lir_buffer(c, k, B->id);
+	x.C = C ? cg_lir_buffer(c, k, C->id) : -1;
+	x.Y = cg_lir_buffer(c, k, Y->id);
 	for (int i = 0; i < batch.rank; i++)
-		mc.bv[i] = bv[i] = cg_loop_begin(c, 0, batch.dim[i], 1);
+		x.bvar[i] = lir_for(k, 0, batch.dim[i], 1);
 	int64_t vend = b_n == 1 ? cg_vend_of(c, 0, N) : 0;
 	if (vend > 0 && K > 0 && c->scalable && !a1 && !b1) {
-		cg_matmul_strips(c, &mc);
-		for (int i = batch.rank - 1; i >= 0; i--)
-			cg_loop_end(c);
-		return;
+		strips(&x);
+	} else if (vend > 0 && K > 0 && !c->scalable) {
+		/* register-blocked micro-kernels over the vector columns, then
+		 * the scalar columns */
+		blocked(&x, vend);
+		if (vend < N)
+			plain(&x, vend, false);
+	} else {
+		plain(&x, 0, b_n == 1);
 	}
-	if (vend > 0 && K > 0 && !c->scalable) {
-		/* register-blocked micro-kernels over the vector columns */
-		cg_matmul_blocked(c, &mc, vend);
-	}
-	if (vend > 0 && K > 0 && !c->scalable)
-		vend = cg_vend_of(c, 0, N); /* done: only the scalar columns remain */
-	int mv = cg_loop_begin(c, 0, M, 1);
-	bool blocked = vend > 0 && K > 0 && !c->scalable;
-	for (int pass = 0; pass < 2; pass++) {
-		bool vector = pass == 0;
-		int64_t lo = vector ? 0 : vend, hi = vector ? vend : N;
-		if (hi <= lo || (vector && blocked))
-			continue;
-		int nv = cg_vloop_begin(c, lo, hi, vector);
-		int acc = mfunc_vreg(f, vector ? c->vcls : c->fcls);
-		sel_assign(f, acc, cg_splat(c, 0.0, vector));
-		int kv = cg_loop_begin(c, 0, K, 1);
-		Affine aa = {0}, ba = {0};
-		for (int i = 0; i < batch.rank; i++) {
-			aa.t[aa.n++] = (Term){bv[i], astr_b[i]};
-			ba.t[ba.n++] = (Term){bv[i], bstr_b[i]};
-		}
-		aa.t[aa.n++] = (Term){mv, a_m};
-		aa.t[aa.n++] = (Term){kv, a_k};
-		ba.t[ba.n++] = (Term){kv, b_k};
-		ba.t[ba.n++] = (Term){nv, b_n};
-		BursNode *av = cg_load(c, A->id, &aa, false);
-		if (vector)
-			av = sel_op(f, SEL_BCAST_V, av, NULL, NULL);
-		BursNode *bvv = cg_load(c, B->id, &ba, vector);
-		sel_assign(f, acc, sel_op(f, vector ? SEL_FMA_V : SEL_FMA_F, av, bvv, sel_reg(f, acc)));
-		cg_loop_end(c);
-		Affine ca = {0, {{mv, cstr[0]}, {nv, cstr[1]}}, 2};
-		BursNode *v = cg_gemm_epilogue(c, &mc, sel_reg(f, acc), &ca, vector);
-		Affine ya = {0};
-		for (int i = 0; i < batch.rank; i++)
-			ya.t[ya.n++] = (Term){bv[i], ystr_b[i]};
-		ya.t[ya.n++] = (Term){mv, b1 ? 1 : N};
-		ya.t[ya.n++] = (Term){nv, 1};
-		if (a1) /* the M dim of a promoted 1-D A is not in the output */
-			ya.t[ya.n - 2].coef = 0;
-		Affine dims[MAX_RANK];
-		matmul_dims(&mc, dims, (Affine){0, {{mv, 1}}, 1}, (Affine){0, {{nv, 1}}, 1});
-		cg_result_store(c, Y, &ya, dims, vector ? nv : -1, v);
-		cg_loop_end(c);
-	}
-	cg_loop_end(c);
-	for (int i = batch.rank - 1; i >= 0; i--)
-		cg_loop_end(c);
+	for (int i = 0; i < batch.rank; i++)
+		lir_end(k);
+	cg_lir_run(c, k, true);
+	lir_kernel_free(k);
 }
-

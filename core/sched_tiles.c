@@ -462,6 +462,21 @@ static bool tile_gemm_fits(CG *c, int64_t M, int64_t N, int64_t K)
 	return tile_plan(c, &g, &pl);
 }
 
+/* alpha v + beta C for a product v of Y (vector or scalar), C at ca (its
+ * term along n has coefficient cstr[1]: 0 when C is broadcast along n) */
+BursNode *cg_gemm_epilogue(CG *c, const MatmulCtx *m, BursNode *v, const Affine *ca, bool vector)
+{
+	if (m->alpha != 1.0)
+		v = cg_bin(c, SEL_MUL_V, SEL_MUL_F, vector, v, cg_splat(c, m->alpha, vector));
+	if (!m->C || m->beta == 0.0)
+		return v;
+	BursNode *cv = vector && m->cstr[1] == 0 ? sel_op(c->f, SEL_BCAST_V, cg_load(c, m->C->id, ca, false), NULL, NULL)
+						 : cg_load(c, m->C->id, ca, vector);
+	if (m->beta != 1.0)
+		cv = cg_bin(c, SEL_MUL_V, SEL_MUL_F, vector, cv, cg_splat(c, m->beta, vector));
+	return cg_bin(c, SEL_ADD_V, SEL_ADD_F, vector, v, cv);
+}
+
 /* A matmul on the array whose B is a transpose (read by nothing else) of
  * a value X in which B's k axis is contiguous: the array reads X's rows as
  * B^T tiles (mma.t) and the transpose is never materialized. Returns the

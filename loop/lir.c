@@ -317,6 +317,15 @@ LirExpr *lir_consti(LirKernel *k, int64_t v)
 	return e;
 }
 
+LirExpr *lir_ptradd(LirKernel *k, int ptr, int buf, int64_t elems)
+{
+	LirExpr *e = expr_new(k, LX_PTRADD);
+	e->temp = ptr;
+	e->buf = buf;
+	e->i = elems;
+	return e;
+}
+
 LirExpr *lir_constw(LirKernel *k, int32_t v)
 {
 	LirExpr *e = expr_new(k, LX_CONSTW);
@@ -429,7 +438,7 @@ static LirExpr *copy_expr(LirKernel *k, const LirExpr *e, const Subst *s)
 	}
 	if (e->ptr >= 0 && s->tmap && s->tmap[e->ptr] >= 0)
 		c->ptr = s->tmap[e->ptr];
-	if (e->kind == LX_TEMP && s->tmap && s->tmap[e->temp] >= 0)
+	if ((e->kind == LX_TEMP || e->kind == LX_PTRADD) && s->tmap && s->tmap[e->temp] >= 0)
 		c->temp = s->tmap[e->temp];
 	if (e->kind == LX_INDEX)
 		c->var = var_of(s, e->var);
@@ -715,6 +724,11 @@ static Sort vexpr(Verify *v, const LirExpr *e)
 		return SORT_V;
 	case LX_CONSTW:
 		return SORT_W;
+	case LX_PTRADD:
+		check_ptr(v, e->temp);
+		if (e->buf < 0 || e->buf >= k->nbufs)
+			verr(v, "a pointer into buffer %d, which does not exist", e->buf);
+		return SORT_I;
 	case LX_CONSTI:
 		return SORT_I;
 	case LX_INDEX:
@@ -906,6 +920,9 @@ void lir_print_expr(FILE *out, const LirKernel *k, const LirExpr *e)
 		return;
 	case LX_CONSTW:
 		fprintf(out, "w%" PRId64, e->i);
+		return;
+	case LX_PTRADD:
+		fprintf(out, "%%%s + %" PRId64 " of %s", k->temps[e->temp].name, e->i, k->bufs[e->buf].name);
 		return;
 	case LX_INDEX:
 		fprintf(out, "%s", k->vars[e->var].name);

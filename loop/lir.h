@@ -80,8 +80,10 @@ typedef struct {
 } LirVar;
 
 /* LX_ADDR: the address of buf[a] (sort i; what lir_hoist computes once) */
-/* LX_CONSTW: the i32 i in every lane of a w vector */
-typedef enum { LX_OP, LX_LOAD, LX_TEMP, LX_CONSTF, LX_CONSTI, LX_INDEX, LX_ADDR, LX_CONSTW } LirExprKind;
+/* LX_CONSTW: the i32 i in every lane of a w vector; LX_PTRADD: the
+ * pointer temporary `temp` (an address into buf) moved by i elements
+ * (what lir_strength_reduce bumps once per iteration) */
+typedef enum { LX_OP, LX_LOAD, LX_TEMP, LX_CONSTF, LX_CONSTI, LX_INDEX, LX_ADDR, LX_CONSTW, LX_PTRADD } LirExprKind;
 
 /* How a load reads its element (LX_LOAD). */
 typedef enum {
@@ -201,6 +203,7 @@ LirExpr *lir_ref(LirKernel *k, int temp);
 LirExpr *lir_index(LirKernel *k, int var);
 /* the address of buf[a] (LX_ADDR, sort i) */
 LirExpr *lir_addr(LirKernel *k, int buf, const LirAffine *a);
+LirExpr *lir_ptradd(LirKernel *k, int ptr, int buf, int64_t elems);
 
 /* Affine indices. */
 LirAffine lir_affine(int64_t off);
@@ -265,6 +268,13 @@ bool lir_unroll_and_jam(LirKernel *k, int var, int factor);
  * the access then reads through a pointer temporary. Returns the number of
  * pointers made. */
 int lir_hoist(LirKernel *k);
+/* Strength reduction of var's loop (scalar, any step): each access in
+ * its body (not in loops inside it) that moves along var reads through a
+ * pointer set before the loop and moved by coef * step elements at the end
+ * of each iteration (accesses of a buffer differing only by a constant
+ * share one, the constant their displacement); what does not move along
+ * var is left to lir_hoist.  Returns the number of pointers made. */
+int lir_strength_reduce(LirKernel *k, int var);
 
 /* ---- lowering (loop/lower.c) ------------------------------------------- */
 typedef struct {

@@ -157,6 +157,13 @@ static Tree lx(Low *w, const LirExpr *e)
 	case LX_CONSTW:
 		return (Tree){sel_op(f, SEL_BITS_V_W, sel_op(f, SEL_LOAD_V, sel_sym(f, w->l->const_w(w->l->ctx, (int32_t)e->i)), NULL, NULL),
 				     NULL, NULL), SORT_W};
+	case LX_PTRADD:
+		if (w->tv[e->temp] < 0) {
+			w->ok = false;
+			return (Tree){sel_consti(f, 0), SORT_I};
+		}
+		return (Tree){sel_op(f, SEL_ADD_I, sel_reg(f, w->tv[e->temp]), sel_consti(f, e->i * k->bufs[e->buf].esize), NULL),
+			      SORT_I};
 	case LX_CONSTI:
 		return (Tree){w->l->const_i64 ? w->l->const_i64(w->l->ctx, e->i) : sel_consti(f, e->i), SORT_I};
 	case LX_INDEX:

@@ -715,3 +715,133 @@ int lir_hoist(LirKernel *k)
 	unshare(k, &k->body);
 	return hoist_block(k, &k->body, k->outer_vector);
 }
+
+/* ---- strength reduction ------------------------------------------------- */
+typedef struct {
+	int buf;
+	LirAffine a;      /* the access's index less its offset */
+	int64_t off;      /* the offset at the pointer's first iteration */
+	int64_t coef;     /* along the loop's variable */
+	int temp;
+} SrPtr;
+
+typedef struct {
+	LirKernel *k;
+	int var;
+	const bool *outer;  /* variables of the loops around the loop */
+	SrPtr *p;
+	int np, cap;
+} Sr;
+
+static bool sr_terms_ok(const Sr *s, const LirAffine *a)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->t[i].coef && a->t[i].var != s->var && !s->outer[a->t[i].var])
+			return false; /* a variable made inside the loop */
+	return true;
+}
+
+static bool same_terms(const LirAffine *x, const LirAffine *y)
+{
+	if (x->n != y->n)
+		return false;
+	for (int i = 0; i < x->n; i++)
+		if (x->t[i].var != y->t[i].var || x->t[i].coef != y->t[i].coef)
+			return false;
+	return true;
+}
+
+static void sr_access(Sr *s, int buf, const LirAffine *a, int *ptr, LirAffine *pa)
+{
+	int64_t coef = lir_coef(a, s->var);
+	if (*ptr >= 0 || coef == 0 || !sr_terms_ok(s, a))
+		return;
+	LirAffine terms = lir_affine(0);
+	for (int i = 0; i < a->n; i++)
+		if (a->t[i].coef)
+			lir_term(s->k, &terms, a->t[i].var, a->t[i].coef);
+	int j = 0;
+	while (j < s->np && !(s->p[j].buf == buf && same_terms(&s->p[j].a, &terms)))
+		j++;
+	if (j == s->np) {
+		if (s->np == s->cap) {
+			s->cap = s->cap ? 2 * s->cap : 8;
+			s->p = xrealloc(s->p, (size_t)s->cap * sizeof *s->p);
+		}
+		s->p[s->np++] = (SrPtr){buf, terms, a->off, coef, lir_temp(s->k, SORT_I)};
+	}
+	*ptr = s->p[j].temp;
+	*pa = lir_affine(a->off - s->p[j].off);
+}
+
+static void sr_expr(Sr *s, LirExpr *e)
+{
+	if (!e)
+		return;
+	for (int i = 0; i < 3; i++)
+		sr_expr(s, e->k[i]);
+	if (e->kind == LX_LOAD)
+		sr_access(s, e->buf, &e->a, &e->ptr, &e->pa);
+}
+
+static bool mark_outer(const LirBlock *b, int var, bool *outer)
+{
+	for (int i = 0; i < b->n; i++) {
+		const LirStmt *s = b->s[i];
+		if (s->kind != LS_LOOP)
+			continue;
+		if (s->var == var)
+			return true;
+		outer[s->var] = true;
+		if (mark_outer(&s->body, var, outer))
+			return true;
+		outer[s->var] = false;
+	}
+	return false;
+}
+
+int lir_strength_reduce(LirKernel *k, int var)
+{
+	LirBlock *parent;
+	int at;
+	LirStmt *L = lir_loop_of(k, var, &parent, &at);
+	if (!L || k->vars[var].kind != LIR_LOOP_SCALAR || k->vars[var].hi <= k->vars[var].lo)
+		return 0;
+	bool *outer = xcalloc((size_t)k->nvars + 1, sizeof *outer);
+	for (int v = 0; v < k->nvars; v++)
+		outer[v] = k->vars[v].ext >= 0;
+	mark_outer(&k->body, var, outer);
+	Sr s = {k, var, outer, NULL, 0, 0};
+	/* the accesses of the loop's own statements (not of loops inside) */
+	for (int i = 0; i < L->body.n; i++) {
+		LirStmt *st = L->body.s[i];
+		if (st->kind == LS_LOOP)
+			continue;
+		sr_expr(&s, st->e);
+		if (st->kind == LS_STORE)
+			sr_access(&s, st->buf, &st->a, &st->ptr, &st->pa);
+	}
+	const LirVar *x = &k->vars[var];
+	for (int j = 0; j < s.np; j++) {
+		/* before: p = &buf[the index at var = lo]; at the end of each
+		 * iteration: p moves by coef * step elements */
+		LirAffine first = lir_affine(s.p[j].off);
+		for (int i = 0; i < s.p[j].a.n; i++)
+			if (s.p[j].a.t[i].var == var)
+				first.off += s.p[j].a.t[i].coef * x->lo;
+			else
+				lir_term(k, &first, s.p[j].a.t[i].var, s.p[j].a.t[i].coef);
+		LirStmt *init = lir_stmt_new(k, LS_ASSIGN);
+		init->temp = s.p[j].temp;
+		init->e = lir_addr(k, s.p[j].buf, &first);
+		lir_block_insert(k, parent, at++, init);
+		LirStmt *bump = lir_stmt_new(k, LS_ASSIGN);
+		bump->temp = s.p[j].temp;
+		bump->e = lir_ptradd(k, s.p[j].temp, s.p[j].buf, s.p[j].coef * x->step);
+		lir_block_add(k, &L->body, bump);
+	}
+	int n = s.np;
+	free(s.p);
+	free(outer);
+	return n;
+}

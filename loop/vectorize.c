@@ -69,6 +69,9 @@ static void check_expr(Check *c, const LirExpr *e)
 	case LX_INDEX:
 		c->ok &= e->var != c->var;
 		break;
+	case LX_PTRADD:
+		c->ok = false; /* (strength reduction comes after vectorizing) */
+		break;
 	case LX_TEMP:
 		/* read before it is assigned in the loop: carried from one
 		 * iteration to the next; only as a reduction */

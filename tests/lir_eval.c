@@ -256,6 +256,18 @@ static bool eval_expr(Ev *ev, const LirExpr *e, Val *out)
 		out->l[0].i = addr_make(e->buf, affine_at(ev, &e->a));
 		splat(out, n);
 		return true;
+	case LX_PTRADD: {
+		/* (addresses count elements here: moved by e->i of them) */
+		if (e->temp < 0 || e->temp >= k->ntemps || !ev->set[e->temp])
+			return false;
+		int b;
+		int64_t idx;
+		if (!addr_split(ev->temp[e->temp].l[0].i, &b, &idx) || b != e->buf)
+			return false;
+		out->l[0].i = addr_make(b, idx + e->i);
+		splat(out, n);
+		return true;
+	}
 	case LX_CONSTF:
 		out->l[0].f = (float)e->f;
 		splat(out, n);

@@ -1079,3 +1079,35 @@ Test(loopir, index_and_hoisted)
 	check_same(build_mm, hoist_unroll_i2, 507);
 	check_same(build_vew, hoist_unroll_i2, 508);
 }
+
+/* ---- strength reduction -------------------------------------------------- */
+static bool sr_k(LirKernel *k, const H *h) { return lir_strength_reduce(k, h->v[2]) == 2; }
+static bool sr_j(LirKernel *k, const H *h) { return lir_strength_reduce(k, h->v[1]) > 0; }
+static bool vec_j_sr_k(LirKernel *k, const H *h)
+{
+	return lir_vectorize(k, h->v[1], LIR_TAIL_SCALAR) && lir_strength_reduce(k, h->v[2]) == 2;
+}
+static bool jam_i_sr_k(LirKernel *k, const H *h)
+{
+	return lir_unroll_and_jam(k, h->v[0], 2) && lir_strength_reduce(k, h->v[2]) > 0 && lir_hoist(k) >= 0;
+}
+
+/* The pointers walk the k loop (A by 1, B by a row), the bits stay */
+Test(loopir, strength_reduce)
+{
+	check_same(build_mm, sr_k, 801);
+	check_same(build_mm, sr_j, 802);
+	check_same(build_mm, vec_j_sr_k, 803);
+	check_same(build_mm, jam_i_sr_k, 804);
+	/* printed: a pointer per operand set before the loop, moved at its end */
+	H h;
+	LirKernel *k = build_mm(&h);
+	cr_assert(lir_strength_reduce(k, h.v[2]) == 2);
+	char *s = print_str(k);
+	cr_assert(strstr(s, "= &A[7*i0]\n") && strstr(s, "= &B[i1]\n"), "%s", s);
+	cr_assert(strstr(s, " + 1 of A\n") && strstr(s, " + 6 of B\n"), "%s", s);
+	free(s);
+	/* a loop whose accesses do not move along it: nothing to do */
+	cr_assert(lir_strength_reduce(k, h.v[0]) == 0);
+	lir_kernel_free(k);
+}
