@@ -144,10 +144,6 @@ void cg_store(CG *c, int value, const Affine *a, bool vector, BursNode *v);
 BursNode *cg_splat(CG *c, double v, bool vector);
 BursNode *cg_splat_i32_bits(CG *c, int32_t v, bool vector);
 
-/* kern_math.c */
-int cg_exp_v(CG *c, int x);
-int cg_log_v(CG *c, int x);
-
 /* kern_elementwise.c */
 BursNode *cg_bin(CG *c, SelOp vop, SelOp sop, bool vector, BursNode *a, BursNode *b);
 bool cg_is_elementwise(OpKind op);

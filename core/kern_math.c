@@ -191,27 +191,3 @@ int lm_transcendental(LirKernel *k, const Node *n, int xv)
 	default: return -1;
 	}
 }
-
-/* For the kernels still built as trees: fn of the vector in vreg x, by a
- * Loop IR kernel of its own lowered in place; the result's vreg. */
-static int bridge(CG *c, int (*fn)(LirKernel *, int), int x)
-{
-	LirKernel *k = lir_kernel_new("expansion", c->lanes, c->scalable);
-	int xt = lir_extern_temp(k, x, SORT_V);
-	int y = mfunc_vreg(c->f, c->vcls);
-	int yt = lir_extern_temp(k, y, SORT_V);
-	lir_assign(k, yt, R(fn(k, xt)));
-	cg_lir_run(c, k, false);
-	lir_kernel_free(k);
-	return y;
-}
-
-int cg_exp_v(CG *c, int x)
-{
-	return bridge(c, lm_exp, x);
-}
-
-int cg_log_v(CG *c, int x)
-{
-	return bridge(c, lm_log, x);
-}

@@ -378,7 +378,7 @@ void cg_matmul(CG *c, const Node *n)
 	for (int i = 0; i < batch.rank; i++)
 		x.bvar[i] = lir_for(k, 0, batch.dim[i], 1);
 	int64_t vend = b_n == 1 ? cg_vend_of(c, 0, N) : 0;
-	if (vend > 0 && K > 0 && c->scalable && !a1 && !b1) {
+	if (vend > 0 && K > 0 && c->scalable && !a1 && !b1 && N > 1) {
 		strips(&x);
 	} else if (vend > 0 && K > 0 && !c->scalable) {
 		/* register-blocked micro-kernels over the vector columns, then

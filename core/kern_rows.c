@@ -1,6 +1,20 @@
 /* Row kernels: reductions and normalizations along an axis (softmax,
- * logsoftmax, reduce_mean, the global pools, layernorm, batchnorm). */
+ * logsoftmax, reduce_mean, the global pools, layernorm, batchnorm), built
+ * as Loop IR.  Each kernel is one loop nest over its rows; a pass over a
+ * row is a loop over its elements written for one element, vectorized
+ * (lir_vectorize) when the row is contiguous: a reduction T = op(T, e)
+ * accumulates in a vector reduced after the vector loop, the scalar
+ * remainder going on (fixed vectors), or each strip reduces into T
+ * (scalable vectors). */
 #include "cg.h"
+
+#undef R
+#undef K
+#undef OPV
+#define R(t) lir_ref(k, (t))
+#define K(x) lir_constf(k, (x))
+#define OP1(op, a) lir_op(k, (op), (a), NULL, NULL)
+#define OP2(op, a, b) lir_op(k, (op), (a), (b), NULL)
 
 /* ---- rows: reductions and normalizations along one axis ------------------------- */
 
@@ -18,159 +32,234 @@ Rows cg_rows_of(const Shape *s, int axis_from, int axis_to)
 	return r;
 }
 
-/* The start of row (ov, jv) (vregs of the outer and inner loop variables,
- * jv < 0 when inner == 1). */
-static Affine row_start(const Rows *r, int ov, int jv)
+/* A kernel being built: the row loops to vectorize once it is complete. */
+typedef struct {
+	CG *c;
+	LirKernel *k;
+	int vec[8];
+	int nvec;
+} RowK;
+
+static void rowk_begin(RowK *rk, CG *c, const Node *n)
 {
-	Affine a = {0, {{ov, r->n * r->inner}}, 1};
-	if (jv >= 0)
-		a.t[a.n++] = (Term){jv, 1};
+	char name[200];
+	snprintf(name, sizeof name, "loops of %s: %s", n->out[0]->name, op_info[n->op].name);
+	rk->c = c;
+	rk->k = lir_kernel_new(name, c->lanes, c->scalable);
+	rk->nvec = 0;
+}
+
+/* T = add.v(T, mul.v(a, b)) as T = fma.v(a, b, T), in every loop of b:
+ * a sum of products accumulated by fmas (vectorize takes the add as a
+ * reduction, not the fma; contracted after it, each lane of the vector
+ * accumulator and the remainder take the fma chain). */
+static void contract_fma(LirKernel *k, LirBlock *b)
+{
+	for (int i = 0; i < b->n; i++) {
+		LirStmt *s = b->s[i];
+		if (s->kind == LS_LOOP) {
+			contract_fma(k, &s->body);
+			continue;
+		}
+		LirExpr *e = s->e;
+		if (s->kind != LS_ASSIGN || e->kind != LX_OP || e->op != SEL_ADD_V || e->k[0]->kind != LX_TEMP ||
+		    e->k[0]->temp != s->temp || e->k[1]->kind != LX_OP || e->k[1]->op != SEL_MUL_V)
+			continue;
+		s->e = lir_op(k, SEL_FMA_V, e->k[1]->k[0], e->k[1]->k[1], e->k[0]);
+	}
+}
+
+/* In scalar context a v temporary holds what its first value is: the
+ * result of an expansion (lm_exp) is a vector of equal lanes there, and
+ * every use would go on in vectors (a reduction's add too, its lane taken
+ * back each time).  A v temporary that a store in scalar context reads,
+ * assigned only in scalar context, becomes an f one: its lane taken back
+ * once, where it is assigned. */
+static void mark_vector_assigned(const LirKernel *k, const LirBlock *b, bool vec, bool *inv)
+{
+	for (int i = 0; i < b->n; i++) {
+		const LirStmt *s = b->s[i];
+		if (s->kind == LS_LOOP)
+			mark_vector_assigned(k, &s->body, vec || k->vars[s->var].kind != LIR_LOOP_SCALAR, inv);
+		else if (s->kind == LS_ASSIGN && vec)
+			inv[s->temp] = true;
+	}
+}
+
+static void scalar_results(LirKernel *k, const LirBlock *b, bool vec, const bool *inv)
+{
+	for (int i = 0; i < b->n; i++) {
+		const LirStmt *s = b->s[i];
+		if (s->kind == LS_LOOP) {
+			scalar_results(k, &s->body, vec || k->vars[s->var].kind != LIR_LOOP_SCALAR, inv);
+			continue;
+		}
+		if (s->kind != LS_STORE || vec || s->e->kind != LX_TEMP)
+			continue;
+		LirTemp *t = &k->temps[s->e->temp];
+		if (t->sort == SORT_V && t->ext < 0 && !t->wide && !inv[s->e->temp])
+			t->sort = SORT_F;
+	}
+}
+
+/* Vectorize the row loops (a scalar remainder: the reductions go on in
+ * it), then verify, print and lower the kernel. */
+static bool rowk_end(RowK *rk, bool fma)
+{
+	LirKernel *k = rk->k;
+	for (int i = 0; i < rk->nvec && k->ok; i++)
+		lir_vectorize(k, rk->vec[i], LIR_TAIL_SCALAR);
+	if (fma && !k->scalable)
+		contract_fma(k, &k->body);
+	bool *inv = xcalloc((size_t)k->ntemps + 1, sizeof *inv);
+	mark_vector_assigned(k, &k->body, k->outer_vector >= 0, inv);
+	scalar_results(k, &k->body, k->outer_vector >= 0, inv);
+	free(inv);
+	bool ok = cg_lir_run(rk->c, k, true);
+	lir_kernel_free(k);
+	return ok;
+}
+
+/* A value kept in a temporary (trees are trees: a value used twice). */
+static int keep(LirKernel *k, LirExpr *e)
+{
+	int t = lir_temp(k, SORT_V);
+	lir_assign(k, t, e);
+	return t;
+}
+
+/* an accumulator starting at v */
+static int acc_init(LirKernel *k, double v)
+{
+	return keep(k, K(v));
+}
+
+static LirAffine affine1(LirKernel *k, int64_t off, int var, int64_t coef)
+{
+	LirAffine a = lir_affine(off);
+	if (var >= 0 && coef)
+		lir_term(k, &a, var, coef);
 	return a;
+}
+
+/* The start of row (o, j) (variables of the outer and inner loops, j < 0
+ * when inner == 1). */
+static LirAffine row_start(LirKernel *k, const Rows *r, int o, int j)
+{
+	LirAffine a = affine1(k, 0, o, r->n * r->inner);
+	if (j >= 0)
+		lir_term(k, &a, j, 1);
+	return a;
+}
+
+/* Opens a pass over the row at `start` (its elements i * inner apart):
+ * *a receives element i's index; the loop is vectorized at the end when
+ * the row is contiguous. */
+static int row_loop(RowK *rk, const Rows *r, const LirAffine *start, LirAffine *a)
+{
+	LirKernel *k = rk->k;
+	int i = lir_for(k, 0, r->n, 1);
+	*a = *start;
+	lir_term(k, a, i, r->inner);
+	if (r->inner == 1 && rk->nvec < (int)(sizeof rk->vec / sizeof rk->vec[0]))
+		rk->vec[rk->nvec++] = i;
+	return i;
 }
 
 typedef enum { RED_SUM, RED_MAX } Reduce;
 
-/* Reduce a row to a scalar vreg; with fn, reduce fn(x) instead and store
- * fn(x) into out (the row of the same shape in value `out`). */
-typedef int (*RowFn)(CG *c, int xv, const void *ctx);
-
-static int row_pass(CG *c, const Rows *r, Affine start, int in_v, int out_v, Reduce red, RowFn fn, const void *ctx,
-		    double scale_by)
+/* A reduction of the row of buffer xb at start: the accumulator. */
+static int row_reduce(RowK *rk, const Rows *r, const LirAffine *start, int xb, Reduce red)
 {
-	MFunc *f = c->f;
-	bool vec = r->inner == 1 && cg_vector_row(c, r->n);
-	int64_t vend = vec ? cg_vend_of(c, 0, r->n) : 0;
-	double init = red == RED_MAX ? -INFINITY : 0.0;
-	SelOp vop = red == RED_MAX ? SEL_MAX_V : SEL_ADD_V, sop = red == RED_MAX ? SEL_MAX_F : SEL_ADD_F;
-	int acc = cg_keep(c, cg_splat(c, init, false), false);
-	if (vend > 0) {
-		/* fixed vectors: lanes accumulate, one reduction at the end;
-		 * scalable: each strip (its own length) reduces into acc */
-		int accv = c->scalable ? -1 : cg_keep(c, cg_splat(c, init, true), true);
-		SelOp rop = red == RED_MAX ? SEL_REDMAX_V : SEL_REDSUM_V;
-		int iv = cg_vloop_begin(c, 0, vend, true);
-		Affine a = start;
-		a.t[a.n++] = (Term){iv, 1};
-		BursNode *x = cg_load(c, in_v, &a, true);
-		if (scale_by != 0) {
-			cg_store(c, out_v, &a, true, OPV(SEL_MUL_V, x, sel_op(f, SEL_BCAST_V, R((int)scale_by), NULL, NULL)));
-		} else {
-			if (fn) {
-				int y = fn(c, cg_keep(c, x, true), ctx);
-				cg_store(c, out_v, &a, true, R(y));
-				x = R(y);
-			}
-			if (c->scalable)
-				sel_assign(f, acc, OPV(sop, R(acc), sel_op(f, rop, x, NULL, NULL)));
-			else
-				sel_assign(f, accv, OPV(vop, R(accv), x));
-		}
-		cg_loop_end(c);
-		if (scale_by == 0 && !c->scalable)
-			sel_assign(f, acc, sel_op(f, rop, R(accv), NULL, NULL));
-	}
-	if (vend < r->n) {
-		int iv = cg_loop_begin(c, vend, r->n, 1);
-		Affine a = start;
-		a.t[a.n++] = (Term){iv, r->inner};
-		BursNode *x = cg_load(c, in_v, &a, false);
-		if (scale_by != 0) {
-			cg_store(c, out_v, &a, false, OPV(SEL_MUL_F, x, R((int)scale_by)));
-		} else {
-			if (fn) {
-				/* the vector function on a broadcast, read back by a lane max */
-				int y = fn(c, cg_keep(c, sel_op(f, SEL_BCAST_V, x, NULL, NULL), true), ctx);
-				int ys = cg_keep(c, sel_op(f, SEL_REDMAX_V, R(y), NULL, NULL), false);
-				cg_store(c, out_v, &a, false, R(ys));
-				x = R(ys);
-			}
-			sel_assign(f, acc, OPV(sop, R(acc), x));
-		}
-		cg_loop_end(c);
-	}
+	LirKernel *k = rk->k;
+	int acc = acc_init(k, red == RED_MAX ? -INFINITY : 0.0);
+	LirAffine a;
+	row_loop(rk, r, start, &a);
+	lir_assign(k, acc, OP2(red == RED_MAX ? SEL_MAX_V : SEL_ADD_V, R(acc), lir_load(k, xb, &a)));
+	lir_end(k);
 	return acc;
 }
 
-typedef struct {
-	int shift;   /* scalar vreg subtracted before exp */
-} ExpShift;
-
-static int exp_shifted(CG *c, int xv, const void *ctx)
+/* y = exp(x - m) over the row, stored; their sum (the accumulator). */
+static int row_exp_sum(RowK *rk, const Rows *r, const LirAffine *start, int xb, int yb, int m)
 {
-	const ExpShift *e = ctx;
-	int d = cg_keep(c, OPV(SEL_SUB_V, R(xv), sel_op(c->f, SEL_BCAST_V, R(e->shift), NULL, NULL)), true);
-	return cg_exp_v(c, d);
+	LirKernel *k = rk->k;
+	int sum = acc_init(k, 0.0);
+	LirAffine a;
+	row_loop(rk, r, start, &a);
+	int d = keep(k, OP2(SEL_SUB_V, lir_load(k, xb, &a), R(m)));
+	int e = lm_exp(k, d);
+	lir_store(k, yb, &a, R(e));
+	lir_assign(k, sum, OP2(SEL_ADD_V, R(sum), R(e)));
+	lir_end(k);
+	return sum;
+}
+
+/* The softmax family's rows: (outer, inner) loops around, axis `axis`. */
+static Rows open_rows(RowK *rk, const Node *n, int *o, int *j, LirAffine *st)
+{
+	const Value *x = n->in[0];
+	int axis = (int)attr_i(n, "axis");
+	if (axis < 0)
+		axis += x->type.shape.rank;
+	Rows r = cg_rows_of(&x->type.shape, axis, axis + 1);
+	*o = lir_for(rk->k, 0, r.outer, 1);
+	*j = r.inner > 1 ? lir_for(rk->k, 0, r.inner, 1) : -1;
+	*st = row_start(rk->k, &r, *o, *j);
+	return r;
 }
 
 /* softmax along one axis: max, then exp(x - max) stored with its sum, then
  * a multiplication by the reciprocal of the sum. */
 void cg_softmax(CG *c, const Node *n)
 {
-	const Value *x = n->in[0], *y = n->out[0];
-	int axis = (int)attr_i(n, "axis");
-	if (axis < 0)
-		axis += x->type.shape.rank;
-	Rows r = cg_rows_of(&x->type.shape, axis, axis + 1);
-	int ov = cg_loop_begin(c, 0, r.outer, 1);
-	int jv = r.inner > 1 ? cg_loop_begin(c, 0, r.inner, 1) : -1;
-	Affine st = row_start(&r, ov, jv);
-	int m = row_pass(c, &r, st, x->id, -1, RED_MAX, NULL, NULL, 0);
-	ExpShift es = {m};
-	int sum = row_pass(c, &r, st, x->id, y->id, RED_SUM, exp_shifted, &es, 0);
-	int inv = cg_keep(c, OPV(SEL_DIV_F, cg_splat(c, 1.0, false), R(sum)), false);
-	row_pass(c, &r, st, y->id, y->id, RED_SUM, NULL, NULL, inv);
-	if (jv >= 0)
-		cg_loop_end(c);
-	cg_loop_end(c);
-}
-
-static int exp_shifted_only(CG *c, int xv, const void *ctx)
-{
-	const ExpShift *e = ctx;
-	int d = cg_keep(c, OPV(SEL_SUB_V, R(xv), sel_op(c->f, SEL_BCAST_V, R(e->shift), NULL, NULL)), true);
-	return cg_exp_v(c, d);
+	RowK rk;
+	rowk_begin(&rk, c, n);
+	LirKernel *k = rk.k;
+	int xb = cg_lir_buffer(c, k, n->in[0]->id), yb = cg_lir_buffer(c, k, n->out[0]->id);
+	int o, j;
+	LirAffine st, a;
+	Rows r = open_rows(&rk, n, &o, &j, &st);
+	int m = row_reduce(&rk, &r, &st, xb, RED_MAX);
+	int sum = row_exp_sum(&rk, &r, &st, xb, yb, m);
+	int inv = keep(k, OP2(SEL_DIV_V, K(1.0), R(sum)));
+	row_loop(&rk, &r, &st, &a);
+	lir_store(k, yb, &a, OP2(SEL_MUL_V, lir_load(k, yb, &a), R(inv)));
+	lir_end(k);
+	if (j >= 0)
+		lir_end(k);
+	lir_end(k);
+	rowk_end(&rk, false);
 }
 
 /* logsoftmax: x - max - log(sum(exp(x - max))). */
 void cg_logsoftmax(CG *c, const Node *n)
 {
-	MFunc *f = c->f;
-	const Value *x = n->in[0], *y = n->out[0];
-	int axis = (int)attr_i(n, "axis");
-	if (axis < 0)
-		axis += x->type.shape.rank;
-	Rows r = cg_rows_of(&x->type.shape, axis, axis + 1);
-	int ov = cg_loop_begin(c, 0, r.outer, 1);
-	int jv = r.inner > 1 ? cg_loop_begin(c, 0, r.inner, 1) : -1;
-	Affine st = row_start(&r, ov, jv);
-	int m = row_pass(c, &r, st, x->id, -1, RED_MAX, NULL, NULL, 0);
-	ExpShift es = {m};
+	RowK rk;
+	rowk_begin(&rk, c, n);
+	LirKernel *k = rk.k;
+	int xb = cg_lir_buffer(c, k, n->in[0]->id), yb = cg_lir_buffer(c, k, n->out[0]->id);
+	int o, j;
+	LirAffine st, a;
+	Rows r = open_rows(&rk, n, &o, &j, &st);
+	int m = row_reduce(&rk, &r, &st, xb, RED_MAX);
 	/* the exponentials go to y as scratch, overwritten below */
-	int sum = row_pass(c, &r, st, x->id, y->id, RED_SUM, exp_shifted_only, &es, 0);
-	int ls = cg_keep(c, sel_op(f, SEL_REDMAX_V, R(cg_log_v(c, cg_keep(c, sel_op(f, SEL_BCAST_V, R(sum), NULL, NULL), true))), NULL, NULL),
-		      false);
-	int shift = cg_keep(c, OPV(SEL_ADD_F, R(m), R(ls)), false);
-	bool vec = r.inner == 1 && cg_vector_row(c, r.n);
-	int64_t vend = vec ? cg_vend_of(c, 0, r.n) : 0;
-	for (int pass = 0; pass < 2; pass++) {
-		bool vector = pass == 0;
-		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
-		if (hi <= lo)
-			continue;
-		int iv = cg_vloop_begin(c, lo, hi, vector);
-		Affine a = st;
-		a.t[a.n++] = (Term){iv, vector ? 1 : r.inner};
-		BursNode *sh = vector ? sel_op(f, SEL_BCAST_V, R(shift), NULL, NULL) : R(shift);
-		cg_store(c, y->id, &a, vector, cg_bin(c, SEL_SUB_V, SEL_SUB_F, vector, cg_load(c, x->id, &a, vector), sh));
-		cg_loop_end(c);
-	}
-	if (jv >= 0)
-		cg_loop_end(c);
-	cg_loop_end(c);
+	int sum = row_exp_sum(&rk, &r, &st, xb, yb, m);
+	/* log of the sum (on a broadcast), its lane read back: a scalar */
+	int ls = lir_temp(k, SORT_F);
+	lir_assign(k, ls, R(lm_log(k, sum)));
+	int shift = keep(k, OP2(SEL_ADD_V, R(m), R(ls)));
+	row_loop(&rk, &r, &st, &a);
+	lir_store(k, yb, &a, OP2(SEL_SUB_V, lir_load(k, xb, &a), R(shift)));
+	lir_end(k);
+	if (j >= 0)
+		lir_end(k);
+	lir_end(k);
+	rowk_end(&rk, false);
 }
 
-/* reduce_mean over the trailing axes from a (the common case); other axis
- * sets are reported as not lowered. */
+/* reduce_mean over the trailing axes from a (the common case, vectorized);
+ * any other axis set as scalar loops. */
 bool cg_reduce_mean(CG *c, const Node *n)
 {
 	const Value *x = n->in[0], *y = n->out[0];
@@ -198,14 +287,18 @@ bool cg_reduce_mean(CG *c, const Node *n)
 	for (int d = 0; d < rank; d++)
 		trailing &= !(red[d] && d < first);
 	Rows r = cg_rows_of(&x->type.shape, first, rank);
+	RowK rk;
+	rowk_begin(&rk, c, n);
+	LirKernel *k = rk.k;
+	int xb = cg_lir_buffer(c, k, x->id), yb = cg_lir_buffer(c, k, y->id);
 	if (trailing && r.n > 0) {
-		int ov = cg_loop_begin(c, 0, r.outer, 1);
-		Affine st = row_start(&r, ov, -1);
-		int sum = row_pass(c, &r, st, x->id, -1, RED_SUM, NULL, NULL, 0);
-		Affine ya = {0, {{ov, 1}}, 1};
-		cg_store(c, y->id, &ya, false, OPV(SEL_MUL_F, R(sum), cg_splat(c, 1.0 / (double)r.n, false)));
-		cg_loop_end(c);
-		return true;
+		int o = lir_for(k, 0, r.outer, 1);
+		LirAffine st = row_start(k, &r, o, -1);
+		int sum = row_reduce(&rk, &r, &st, xb, RED_SUM);
+		LirAffine ya = affine1(k, 0, o, 1);
+		lir_store(k, yb, &ya, OP2(SEL_MUL_V, R(sum), K(1.0 / (double)r.n)));
+		lir_end(k);
+		return rowk_end(&rk, false);
 	}
 	/* any axes: loops over the kept axes, then a scalar sum over the reduced
 	 * ones (an empty reduction gives nan, 0 / 0, as the reference) */
@@ -219,29 +312,26 @@ bool cg_reduce_mean(CG *c, const Node *n)
 			ostride *= x->type.shape.dim[d];
 		}
 	}
-	int vars[MAX_RANK];
-	Affine ia = {0, {{0}}, 0}, ya = {0, {{0}}, 0};
+	LirAffine ia = lir_affine(0), ya = lir_affine(0);
 	for (int d = 0; d < rank; d++)
 		if (!red[d]) {
-			vars[d] = cg_loop_begin(c, 0, x->type.shape.dim[d], 1);
-			ia.t[ia.n++] = (Term){vars[d], istr[d]};
-			ya.t[ya.n++] = (Term){vars[d], ostr[d]};
+			int v = lir_for(k, 0, x->type.shape.dim[d], 1);
+			lir_term(k, &ia, v, istr[d]);
+			lir_term(k, &ya, v, ostr[d]);
 		}
-	int acc = cg_keep(c, cg_splat(c, 0.0, false), false);
+	int acc = acc_init(k, 0.0);
 	for (int d = 0; d < rank; d++)
-		if (red[d]) {
-			vars[d] = cg_loop_begin(c, 0, x->type.shape.dim[d], 1);
-			ia.t[ia.n++] = (Term){vars[d], istr[d]};
-		}
-	sel_assign(c->f, acc, OPV(SEL_ADD_F, R(acc), cg_load(c, x->id, &ia, false)));
+		if (red[d])
+			lir_term(k, &ia, lir_for(k, 0, x->type.shape.dim[d], 1), istr[d]);
+	lir_assign(k, acc, OP2(SEL_ADD_V, R(acc), lir_load(k, xb, &ia)));
 	for (int d = rank - 1; d >= 0; d--)
 		if (red[d])
-			cg_loop_end(c);
-	cg_store(c, y->id, &ya, false, OPV(SEL_MUL_F, R(acc), cg_splat(c, count ? 1.0 / (double)count : NAN, false)));
+			lir_end(k);
+	lir_store(k, yb, &ya, OP2(SEL_MUL_V, R(acc), K(count ? 1.0 / (double)count : NAN)));
 	for (int d = rank - 1; d >= 0; d--)
 		if (!red[d])
-			cg_loop_end(c);
-	return true;
+			lir_end(k);
+	return rowk_end(&rk, false);
 }
 
 /* global pools: a reduction of each (n, c) row of spatial elements */
@@ -250,15 +340,20 @@ void cg_global_pool(CG *c, const Node *n)
 	const Value *x = n->in[0], *y = n->out[0];
 	Rows r = cg_rows_of(&x->type.shape, 2, x->type.shape.rank);
 	bool avg = n->op == OP_GLOBAL_AVGPOOL;
-	int ov = cg_loop_begin(c, 0, r.outer, 1);
-	Affine st = row_start(&r, ov, -1);
-	int v = row_pass(c, &r, st, x->id, -1, avg ? RED_SUM : RED_MAX, NULL, NULL, 0);
-	Affine ya = {0, {{ov, 1}}, 1};
-	BursNode *val = R(v);
+	RowK rk;
+	rowk_begin(&rk, c, n);
+	LirKernel *k = rk.k;
+	int xb = cg_lir_buffer(c, k, x->id), yb = cg_lir_buffer(c, k, y->id);
+	int o = lir_for(k, 0, r.outer, 1);
+	LirAffine st = row_start(k, &r, o, -1);
+	int v = row_reduce(&rk, &r, &st, xb, avg ? RED_SUM : RED_MAX);
+	LirAffine ya = affine1(k, 0, o, 1);
+	LirExpr *val = R(v);
 	if (avg)
-		val = OPV(SEL_MUL_F, val, cg_splat(c, 1.0 / (double)r.n, false));
-	cg_store(c, y->id, &ya, false, val);
-	cg_loop_end(c);
+		val = OP2(SEL_MUL_V, val, K(1.0 / (double)r.n));
+	lir_store(k, yb, &ya, val);
+	lir_end(k);
+	rowk_end(&rk, false);
 }
 
 /* layernorm over the trailing axes: mean, variance, then
@@ -266,7 +361,6 @@ void cg_global_pool(CG *c, const Node *n)
  * the normalized block (or be one value). */
 bool cg_layernorm(CG *c, const Node *n)
 {
-	MFunc *f = c->f;
 	const Value *x = n->in[0], *sc = n->in[1], *bi = n->nin > 2 ? n->in[2] : NULL, *y = n->out[0];
 	int rank = x->type.shape.rank, axis = (int)attr_i(n, "axis");
 	if (axis < 0)
@@ -275,169 +369,138 @@ bool cg_layernorm(CG *c, const Node *n)
 	int64_t sn = shape_numel(&sc->type.shape), bn = bi ? shape_numel(&bi->type.shape) : 0;
 	if (r.n == 0 || (sn != r.n && sn != 1) || (bi && bn != r.n && bn != 1))
 		return false;
-	int ov = cg_loop_begin(c, 0, r.outer, 1);
-	Affine st = row_start(&r, ov, -1);
-	int sum = row_pass(c, &r, st, x->id, -1, RED_SUM, NULL, NULL, 0);
-	int mean = cg_keep(c, OPV(SEL_MUL_F, R(sum), cg_splat(c, 1.0 / (double)r.n, false)), false);
-	/* variance: sum of (x - mean)^2, written to y on the way */
-	bool vec = cg_vector_row(c, r.n);
-	int64_t vend = vec ? cg_vend_of(c, 0, r.n) : 0;
-	int var = cg_keep(c, cg_splat(c, 0.0, false), false);
-	for (int pass = 0; pass < 2; pass++) {
-		bool vector = pass == 0;
-		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
-		if (hi <= lo)
-			continue;
-		bool lanes_acc = vector && !c->scalable; /* scalable: each strip reduces into var */
-		int acc = lanes_acc ? cg_keep(c, cg_splat(c, 0.0, true), true) : var;
-		int iv = cg_vloop_begin(c, lo, hi, vector);
-		Affine a = st;
-		a.t[a.n++] = (Term){iv, 1};
-		BursNode *m = vector ? sel_op(f, SEL_BCAST_V, R(mean), NULL, NULL) : R(mean);
-		int d = cg_keep(c, cg_bin(c, SEL_SUB_V, SEL_SUB_F, vector, cg_load(c, x->id, &a, vector), m), vector);
-		cg_store(c, y->id, &a, vector, R(d));
-		if (vector && c->scalable)
-			sel_assign(f, var, OPV(SEL_ADD_F, R(var), sel_op(f, SEL_REDSUM_V, OPV(SEL_MUL_V, R(d), R(d)), NULL, NULL)));
-		else
-			sel_assign(f, acc, sel_op(f, vector ? SEL_FMA_V : SEL_FMA_F, R(d), R(d), R(acc)));
-		cg_loop_end(c);
-		if (lanes_acc)
-			sel_assign(f, var, sel_op(f, SEL_REDSUM_V, R(acc), NULL, NULL));
-	}
-	int rstd = cg_keep(c, OPV(SEL_DIV_F, cg_splat(c, 1.0, false),
-			       sel_op(f, SEL_SQRT_F, sel_op(f, SEL_FMA_F, R(var), cg_splat(c, 1.0 / (double)r.n, false),
-							    cg_splat(c, attr_f(n, "epsilon"), false)), NULL, NULL)), false);
+	RowK rk;
+	rowk_begin(&rk, c, n);
+	LirKernel *k = rk.k;
+	int xb = cg_lir_buffer(c, k, x->id), yb = cg_lir_buffer(c, k, y->id), sb = cg_lir_buffer(c, k, sc->id);
+	int bb = bi ? cg_lir_buffer(c, k, bi->id) : -1;
+	int o = lir_for(k, 0, r.outer, 1);
+	LirAffine st = row_start(k, &r, o, -1), a;
+	int sum = row_reduce(&rk, &r, &st, xb, RED_SUM);
+	int mean = keep(k, OP2(SEL_MUL_V, R(sum), K(1.0 / (double)r.n)));
+	/* variance: sum of (x - mean)^2, written to y on the way (by fmas on
+	 * fixed vectors, contract_fma; each strip's squares summed by redsum) */
+	int var = acc_init(k, 0.0);
+	row_loop(&rk, &r, &st, &a);
+	int d = keep(k, OP2(SEL_SUB_V, lir_load(k, xb, &a), R(mean)));
+	lir_store(k, yb, &a, R(d));
+	lir_assign(k, var, OP2(SEL_ADD_V, R(var), OP2(SEL_MUL_V, R(d), R(d))));
+	lir_end(k);
+	int rstd = keep(k, OP2(SEL_DIV_V, K(1.0),
+			       OP1(SEL_SQRT_V, lir_op(k, SEL_FMA_V, R(var), K(1.0 / (double)r.n), K(attr_f(n, "epsilon"))))));
 	/* results 2 and 3: the mean and the inverse standard deviation per row */
-	for (int k = 1; k < n->nout && k < 3; k++)
-		if (n->out[k]->nuses || n->out[k]->is_output) {
-			cg_base_of(c, n->out[k]->id);
-			Affine ma = {0, {{ov, 1}}, 1};
-			cg_store(c, n->out[k]->id, &ma, false, R(k == 1 ? mean : rstd));
+	for (int q = 1; q < n->nout && q < 3; q++)
+		if (n->out[q]->nuses || n->out[q]->is_output) {
+			LirAffine ma = affine1(k, 0, o, 1);
+			lir_store(k, cg_lir_buffer(c, k, n->out[q]->id), &ma, R(q == 1 ? mean : rstd));
 		}
-	for (int pass = 0; pass < 2; pass++) {
-		bool vector = pass == 0;
-		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
-		if (hi <= lo)
-			continue;
-		int iv = cg_vloop_begin(c, lo, hi, vector);
-		Affine a = st;
-		a.t[a.n++] = (Term){iv, 1};
-		Affine sa = {0, {{iv, sn == 1 ? 0 : 1}}, 1}, ba = {0, {{iv, bn == 1 ? 0 : 1}}, 1};
-		BursNode *rs = vector ? sel_op(f, SEL_BCAST_V, R(rstd), NULL, NULL) : R(rstd);
-		BursNode *scv = (vector && sn == 1) ? sel_op(f, SEL_BCAST_V, cg_load(c, sc->id, &sa, false), NULL, NULL)
-						    : cg_load(c, sc->id, &sa, vector);
-		BursNode *v = cg_bin(c, SEL_MUL_V, SEL_MUL_F, vector, cg_bin(c, SEL_MUL_V, SEL_MUL_F, vector, cg_load(c, y->id, &a, vector), rs), scv);
-		if (bi) {
-			BursNode *bv = (vector && bn == 1) ? sel_op(f, SEL_BCAST_V, cg_load(c, bi->id, &ba, false), NULL, NULL)
-							   : cg_load(c, bi->id, &ba, vector);
-			v = cg_bin(c, SEL_ADD_V, SEL_ADD_F, vector, v, bv);
-		}
-		cg_store(c, y->id, &a, vector, v);
-		cg_loop_end(c);
-	}
-	cg_loop_end(c);
-	return true;
+	int i = row_loop(&rk, &r, &st, &a);
+	LirAffine sa = affine1(k, 0, i, sn == 1 ? 0 : 1), ba = affine1(k, 0, i, bn == 1 ? 0 : 1);
+	LirExpr *v = OP2(SEL_MUL_V, OP2(SEL_MUL_V, lir_load(k, yb, &a), R(rstd)), lir_load(k, sb, &sa));
+	if (bi)
+		v = OP2(SEL_ADD_V, v, lir_load(k, bb, &ba));
+	lir_store(k, yb, &a, v);
+	lir_end(k);
+	lir_end(k);
+	return rowk_end(&rk, true);
 }
 
 /* batchnorm (inference): per channel a = scale / sqrt(var + eps),
  * b = bias - mean a; then y = x a + b over the channel's elements. */
 bool cg_batchnorm(CG *c, const Node *n)
 {
-	MFunc *f = c->f;
 	bool training = attr_i(n, "training_mode") != 0;
 	if (!training && n->nout > 1)
 		return false;
 	const Value *x = n->in[0], *y = n->out[0];
 	Rows r = cg_rows_of(&x->type.shape, 2, x->type.shape.rank);
 	int64_t N = x->type.shape.dim[0], C = x->type.shape.rank > 1 ? x->type.shape.dim[1] : 1;
-	int bmean = -1, bvar = -1;
-	if (training) {
-		/* the batch's statistics per channel (population variance), and
-		 * the running statistics input * momentum + batch * (1 - momentum) */
-		if (N * r.n == 0)
-			return false;
-		double mom = attr_f(n, "momentum"), cnt = (double)(N * r.n);
-		int mean_buf = cg_scratch(c, 2 * C);
-		cg_base_of(c, mean_buf);
-		int cv = cg_loop_begin(c, 0, C, 1);
-		int sum = cg_keep(c, cg_splat(c, 0.0, false), false);
-		int nv = cg_loop_begin(c, 0, N, 1);
-		Rows row = {1, r.n, 1};
-		Affine st = {0, {{nv, C * r.n}, {cv, r.n}}, 2};
-		int part = row_pass(c, &row, st, x->id, -1, RED_SUM, NULL, NULL, 0);
-		sel_assign(f, sum, OPV(SEL_ADD_F, R(sum), R(part)));
-		cg_loop_end(c);
-		int mean = cg_keep(c, OPV(SEL_MUL_F, R(sum), cg_splat(c, 1.0 / cnt, false)), false);
-		int sq = cg_keep(c, cg_splat(c, 0.0, false), false);
-		nv = cg_loop_begin(c, 0, N, 1);
-		int iv = cg_loop_begin(c, 0, r.n, 1);
-		Affine xa = {0, {{nv, C * r.n}, {cv, r.n}, {iv, 1}}, 3};
-		int d = cg_keep(c, OPV(SEL_SUB_F, cg_load(c, x->id, &xa, false), R(mean)), false);
-		sel_assign(f, sq, sel_op(f, SEL_FMA_F, R(d), R(d), R(sq)));
-		cg_loop_end(c);
-		cg_loop_end(c);
-		Affine ma = {0, {{cv, 1}}, 1}, va = {C, {{cv, 1}}, 1};
-		cg_store(c, mean_buf, &ma, false, R(mean));
-		cg_store(c, mean_buf, &va, false, OPV(SEL_MUL_F, R(sq), cg_splat(c, 1.0 / cnt, false)));
-		for (int k = 1; k < n->nout; k++)
-			if (n->out[k]->nuses || n->out[k]->is_output) {
-				cg_base_of(c, n->out[k]->id);
-				Affine oa = {0, {{cv, 1}}, 1};
-				BursNode *batch = cg_load(c, mean_buf, k == 1 ? &ma : &va, false);
-				BursNode *input = cg_load(c, n->in[k == 1 ? 3 : 4]->id, &oa, false);
-				cg_store(c, n->out[k]->id, &oa, false,
-				      sel_op(f, SEL_FMA_F, input, cg_splat(c, mom, false), OPV(SEL_MUL_F, batch, cg_splat(c, 1.0 - mom, false))));
-			}
-		cg_loop_end(c);
-		bmean = bvar = mean_buf;
-	}
+	if (training && N * r.n == 0)
+		return false;
 	/* inference with constant statistics: the per-channel scale and shift
 	 * are folded now (no divide or square root at run time) */
-	const Tensor *st[4] = {NULL, NULL, NULL, NULL};
+	const Tensor *stt[4] = {NULL, NULL, NULL, NULL};
 	bool fold = !training;
-	for (int k = 0; k < 4 && fold; k++)
-		fold = (st[k] = cg_const_data(c, n->in[k + 1]->id)) != NULL;
+	for (int q = 0; q < 4 && fold; q++)
+		fold = (stt[q] = cg_const_data(c, n->in[q + 1]->id)) != NULL;
 	const char *folded = NULL;
 	if (fold) {
 		Shape fs = {1, {2 * C}};
 		Tensor *ft = tensor_new(DT_F32, &fs);
 		double eps = attr_f(n, "epsilon");
-		for (int64_t k = 0; k < C; k++) {
-			double sc = tensor_get_f(st[0], k) / sqrt(tensor_get_f(st[3], k) + eps);
-			((float *)ft->data)[k] = (float)sc;
-			((float *)ft->data)[C + k] = (float)(tensor_get_f(st[1], k) - tensor_get_f(st[2], k) * sc);
+		for (int64_t q = 0; q < C; q++) {
+			double s = tensor_get_f(stt[0], q) / sqrt(tensor_get_f(stt[3], q) + eps);
+			((float *)ft->data)[q] = (float)s;
+			((float *)ft->data)[C + q] = (float)(tensor_get_f(stt[1], q) - tensor_get_f(stt[2], q) * s);
 		}
 		folded = cg_add_data(c->p, ft);
 	}
-	int nv = cg_loop_begin(c, 0, N, 1);
-	int cv = cg_loop_begin(c, 0, C, 1);
-	Affine ca = {0, {{cv, 1}}, 1}, cva = {C, {{cv, 1}}, 1};
+	RowK rk;
+	rowk_begin(&rk, c, n);
+	LirKernel *k = rk.k;
+	int xb = cg_lir_buffer(c, k, x->id), yb = cg_lir_buffer(c, k, y->id);
+	int statb = -1; /* training: the batch's mean [0, C) and variance [C, 2C) */
+	if (training) {
+		/* the batch's statistics per channel (population variance), and
+		 * the running statistics input * momentum + batch * (1 - momentum) */
+		double mom = attr_f(n, "momentum"), cnt = (double)(N * r.n);
+		statb = cg_lir_buffer(c, k, cg_scratch(c, 2 * C));
+		int cv = lir_for(k, 0, C, 1);
+		int sum = acc_init(k, 0.0);
+		int nv = lir_for(k, 0, N, 1);
+		Rows row = {1, r.n, 1};
+		LirAffine st = affine1(k, 0, nv, C * r.n);
+		lir_term(k, &st, cv, r.n);
+		int part = row_reduce(&rk, &row, &st, xb, RED_SUM);
+		lir_assign(k, sum, OP2(SEL_ADD_V, R(sum), R(part)));
+		lir_end(k);
+		int mean = keep(k, OP2(SEL_MUL_V, R(sum), K(1.0 / cnt)));
+		/* (a scalar loop: the fma chain of the squares) */
+		int sq = acc_init(k, 0.0);
+		nv = lir_for(k, 0, N, 1);
+		int iv = lir_for(k, 0, r.n, 1);
+		LirAffine xa = affine1(k, 0, nv, C * r.n);
+		lir_term(k, &xa, cv, r.n);
+		lir_term(k, &xa, iv, 1);
+		int d = keep(k, OP2(SEL_SUB_V, lir_load(k, xb, &xa), R(mean)));
+		lir_assign(k, sq, lir_op(k, SEL_FMA_V, R(d), R(d), R(sq)));
+		lir_end(k);
+		lir_end(k);
+		LirAffine ma = affine1(k, 0, cv, 1), va = affine1(k, C, cv, 1);
+		lir_store(k, statb, &ma, R(mean));
+		lir_store(k, statb, &va, OP2(SEL_MUL_V, R(sq), K(1.0 / cnt)));
+		for (int q = 1; q < n->nout; q++)
+			if (n->out[q]->nuses || n->out[q]->is_output) {
+				LirAffine oa = affine1(k, 0, cv, 1);
+				LirExpr *batch = lir_load(k, statb, q == 1 ? &ma : &va);
+				LirExpr *input = lir_load(k, cg_lir_buffer(c, k, n->in[q == 1 ? 3 : 4]->id), &oa);
+				lir_store(k, cg_lir_buffer(c, k, n->out[q]->id), &oa,
+					  lir_op(k, SEL_FMA_V, input, K(mom), OP2(SEL_MUL_V, batch, K(1.0 - mom))));
+			}
+		lir_end(k);
+	}
+	int nv = lir_for(k, 0, N, 1);
+	int cv = lir_for(k, 0, C, 1);
+	LirAffine ca = affine1(k, 0, cv, 1), cva = affine1(k, C, cv, 1);
 	int a, b;
 	if (folded) {
-		a = cg_keep(c, sel_op(f, SEL_LOAD_F, OPV(SEL_ADD_I, sel_sym(f, folded), OPV(SEL_SHL_I, R(cv), sel_consti(f, 2))), NULL, NULL), false);
-		b = cg_keep(c, sel_op(f, SEL_LOAD_F, OPV(SEL_ADD_I, sel_sym(f, folded), OPV(SEL_SHL_I, OPV(SEL_ADD_I, R(cv), sel_consti(f, C)), sel_consti(f, 2))), NULL, NULL), false);
+		int fb = lir_data_buffer(k, "folded", 2 * C, 4, folded);
+		a = keep(k, lir_load(k, fb, &ca));
+		b = keep(k, lir_load(k, fb, &cva));
 	} else {
-		BursNode *var = training ? cg_load(c, bvar, &cva, false) : cg_load(c, n->in[4]->id, &ca, false);
-		BursNode *mu = training ? cg_load(c, bmean, &ca, false) : cg_load(c, n->in[3]->id, &ca, false);
-		a = cg_keep(c, OPV(SEL_DIV_F, cg_load(c, n->in[1]->id, &ca, false),
-				sel_op(f, SEL_SQRT_F, OPV(SEL_ADD_F, var, cg_splat(c, attr_f(n, "epsilon"), false)), NULL, NULL)), false);
-		b = cg_keep(c, OPV(SEL_SUB_F, cg_load(c, n->in[2]->id, &ca, false), OPV(SEL_MUL_F, mu, R(a))), false);
+		LirExpr *var = training ? lir_load(k, statb, &cva) : lir_load(k, cg_lir_buffer(c, k, n->in[4]->id), &ca);
+		LirExpr *mu = training ? lir_load(k, statb, &ca) : lir_load(k, cg_lir_buffer(c, k, n->in[3]->id), &ca);
+		a = keep(k, OP2(SEL_DIV_V, lir_load(k, cg_lir_buffer(c, k, n->in[1]->id), &ca),
+				 OP1(SEL_SQRT_V, OP2(SEL_ADD_V, var, K(attr_f(n, "epsilon"))))));
+		b = keep(k, OP2(SEL_SUB_V, lir_load(k, cg_lir_buffer(c, k, n->in[2]->id), &ca), OP2(SEL_MUL_V, mu, R(a))));
 	}
-	int64_t vend = cg_vend_of(c, 0, r.n);
-	for (int pass = 0; pass < 2; pass++) {
-		bool vector = pass == 0;
-		int64_t lo = vector ? 0 : vend, hi = vector ? vend : r.n;
-		if (hi <= lo)
-			continue;
-		int iv = cg_vloop_begin(c, lo, hi, vector);
-		Affine xa = {0, {{nv, C * r.n}, {cv, r.n}, {iv, 1}}, 3};
-		BursNode *av = vector ? sel_op(f, SEL_BCAST_V, R(a), NULL, NULL) : R(a);
-		BursNode *bv = vector ? sel_op(f, SEL_BCAST_V, R(b), NULL, NULL) : R(b);
-		cg_store(c, y->id, &xa, vector, sel_op(f, vector ? SEL_FMA_V : SEL_FMA_F, cg_load(c, x->id, &xa, vector), av, bv));
-		cg_loop_end(c);
-	}
-	cg_loop_end(c);
-	cg_loop_end(c);
-	return true;
+	Rows row = {1, r.n, 1};
+	LirAffine st = affine1(k, 0, nv, C * r.n), xa;
+	lir_term(k, &st, cv, r.n);
+	row_loop(&rk, &row, &st, &xa);
+	lir_store(k, yb, &xa, lir_op(k, SEL_FMA_V, lir_load(k, xb, &xa), R(a), R(b)));
+	lir_end(k);
+	lir_end(k);
+	lir_end(k);
+	return rowk_end(&rk, false);
 }
-

@@ -239,6 +239,12 @@ bool lir_vectorize(LirKernel *k, int var, LirTail tail)
 		return false;
 	}
 	LirVar *x = &k->vars[var];
+	if (k->scalable && x->hi - x->lo == 1) {
+		/* one element: not worth a strip (nor a vector context in which
+		 * an index that cannot move, along an axis of one, is refused) */
+		free(red);
+		return false;
+	}
 	if (k->scalable) {
 		/* each strip reduces its lanes into the accumulator */
 		for (int i = 0; i < L->body.n; i++) {
