@@ -173,7 +173,13 @@ void cg_global_pool(CG *c, const Node *n);
 bool cg_layernorm(CG *c, const Node *n);
 bool cg_batchnorm(CG *c, const Node *n);
 
-/* kern_movement.c */
+/* kern_movement.c: out[out_off + sum ocoef[d] i_d] = in[in_off + sum
+ * icoef[d] i_d] over the index space shape, and a fill of numel elements
+ * with v (i32: the bits of (int32_t)v), each appended to kernel k as a
+ * loop nest (cg_lir_*) or as a kernel of its own, lowered here */
+void cg_lir_copy(CG *c, LirKernel *k, int in_v, int64_t in_off, const int64_t *icoef, int out_v, int64_t out_off,
+		 const int64_t *ocoef, const Shape *shape);
+void cg_lir_fill(CG *c, LirKernel *k, int out_v, double v, int64_t numel);
 void cg_copy(CG *c, int in_v, int64_t in_off, const int64_t *icoef, int out_v, int64_t out_off,
 		    const int64_t *ocoef, const Shape *shape);
 void cg_fill(CG *c, int out_v, double v, int64_t numel);

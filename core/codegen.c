@@ -103,22 +103,26 @@ static bool lower_dropout(CG *c, const Node *n, const LegalEntry *e)
 {
 	if (n->nout != 2 || !all_of(n, DT_F32))
 		return lower_elementwise(c, n, e);
-	/* inference: y = x, and a mask of true bytes */
+	/* inference: y = x, and a mask of true bytes; one kernel */
 	const Value *x = n->in[0], *y = n->out[0], *mask = n->out[1];
 	int64_t str[MAX_RANK];
 	shape_strides(&x->type.shape, str);
-	cg_copy(c, x->id, 0, str, y->id, 0, str, &x->type.shape);
-	if (mask->nuses || mask->is_output) {
-		cg_base_of(c, mask->id);
-		int64_t numel = shape_numel(&mask->type.shape);
-		if (numel > 0) {
-			int iv = cg_loop_begin(c, 0, numel, 1);
-			Affine ma = {0, {{iv, 1}}, 1};
-			sel_effect(c->f, sel_op(c->f, SEL_STORE_I8, cg_address(c, mask->id, &ma, 1), sel_consti(c->f, 1), NULL));
-			cg_loop_end(c);
-		}
+	char name[200];
+	snprintf(name, sizeof name, "loops of %s, %s: dropout", y->name, mask->name);
+	LirKernel *k = lir_kernel_new(name, c->lanes, c->scalable);
+	cg_lir_copy(c, k, x->id, 0, str, y->id, 0, str, &x->type.shape);
+	int64_t numel = shape_numel(&mask->type.shape);
+	if ((mask->nuses || mask->is_output) && numel > 0) {
+		int bm = cg_lir_buffer(c, k, mask->id);
+		int iv = lir_for(k, 0, numel, 1);
+		LirAffine ma = lir_affine(0);
+		lir_term(k, &ma, iv, 1);
+		lir_store(k, bm, &ma, lir_consti(k, 1)); /* (1-byte elements: bytes, scalar) */
+		lir_end(k);
 	}
-	return true;
+	bool ok = cg_lir_run(c, k, true);
+	lir_kernel_free(k);
+	return ok;
 }
 
 /* data movement copies bits: i32 as f32 lanes, i64 as scalars */
@@ -147,11 +151,18 @@ static bool lower_shape(CG *c, const Node *n, const LegalEntry *e)
 		start += n->in[0]->type.shape.rank;
 	if (start < 0)
 		start = 0;
+	/* the dimensions, known when compiling: one store each */
+	char name[200];
+	snprintf(name, sizeof name, "loops of %s: shape", y->name);
+	LirKernel *lk = lir_kernel_new(name, c->lanes, c->scalable);
+	int by = cg_lir_buffer(c, lk, y->id);
 	for (int64_t i = 0; i < k; i++) {
-		Affine a = {i, {{0}}, 0};
-		cg_store(c, y->id, &a, false, sel_consti(c->f, in[start + i]));
+		LirAffine a = lir_affine(i);
+		lir_store(lk, by, &a, lir_consti(lk, in[start + i]));
 	}
-	return true;
+	bool ok = cg_lir_run(c, lk, true);
+	lir_kernel_free(lk);
+	return ok;
 }
 
 static bool lower_constant_of_shape(CG *c, const Node *n, const LegalEntry *e)
