@@ -71,8 +71,6 @@ typedef struct {
 	int icls, fcls, vcls;
 	Loop loops[16];
 	int nloops;
-	Loop ranges[8];  /* values that are not loop variables, with their range */
-	int nranges;
 	int ret;         /* the return-value register (fixed to the abi's) */
 	int err_label;   /* `return 1`: a run-time error (an index out of range) */
 	int *base;       /* per value: its base address vreg in this kernel, -1 */
@@ -93,7 +91,7 @@ typedef struct {
 	Extra *extra;
 	int nextra, capextra;
 	/* a contraction whose fusion group goes on: the group's nodes after
-	 * it (its epilogue), applied before the store (cg_result_store) */
+	 * it (its epilogue), applied before the store (cg_lir_result_store) */
 	const Node *const *epi;
 	int nepi;
 	bool epi_used;     /* the kernel stored through the epilogue */
@@ -122,7 +120,6 @@ typedef struct MatmulCtx {
 
 /* cg_base.c */
 int64_t cg_vend_of(CG *c, int64_t lo, int64_t hi);
-bool cg_vector_row(CG *c, int64_t n);
 const char *cg_add_data(Program *p, Tensor *t);
 const Tensor *cg_const_data(CG *c, int value);
 const char *cg_const_relayout(CG *c, int value, Tensor *t);
@@ -142,7 +139,6 @@ bool cg_is_i64(CG *c, int value);
 BursNode *cg_load(CG *c, int value, const Affine *a, bool vector);
 void cg_store(CG *c, int value, const Affine *a, bool vector, BursNode *v);
 BursNode *cg_splat(CG *c, double v, bool vector);
-BursNode *cg_splat_i32_bits(CG *c, int32_t v, bool vector);
 
 /* kern_elementwise.c */
 BursNode *cg_bin(CG *c, SelOp vop, SelOp sop, bool vector, BursNode *a, BursNode *b);
@@ -153,15 +149,11 @@ typedef enum { EW_F32, EW_I64, EW_I32 } EwMode;
  * order, as one Loop IR kernel storing the last node's result; false: an
  * op or shape it cannot express (then nothing was emitted), or an error */
 bool cg_ew_kernel(CG *c, const Node *const *nodes, int nn, EwMode mode);
-/* The final store of a contraction's result y (the tree v, at flat index
- * ya; dims: its index along each axis of y): through the epilogue when
- * the kernel has one (c->epi: the group's output is stored instead), else
- * as it is.  vvar: the vector loop's variable (v is a vector), or -1. */
-void cg_result_store(CG *c, const Value *y, const Affine *ya, const Affine *dims, int vvar, BursNode *v);
 bool cg_epilogue_heavy(const CG *c);
-/* The same for a kernel built as Loop IR: appends to k the store of y (in
- * temporary acc, at index dims[d] along each axis of y), through the
- * epilogue when there is one. */
+/* The final store of a contraction's result y: appends to k the store of
+ * y (in temporary acc, at index dims[d] along each axis of y), through the
+ * epilogue when the kernel has one (c->epi: the group's output is stored
+ * instead). */
 void cg_lir_result_store(CG *c, LirKernel *k, const Value *y, int acc, const LirAffine *dims);
 
 /* kern_rows.c */

@@ -15,12 +15,6 @@ int64_t cg_vend_of(CG *c, int64_t lo, int64_t hi)
 	return lo + (hi - lo) / c->lanes * c->lanes;
 }
 
-/* Is a row of n contiguous elements worth a vector loop? */
-bool cg_vector_row(CG *c, int64_t n)
-{
-	return c->scalable ? n >= 1 : n >= c->lanes;
-}
-
 /* ---- data and buffers -------------------------------------------------- */
 const char *cg_add_data(Program *p, Tensor *t)
 {
@@ -185,9 +179,6 @@ const Loop *cg_loop_of(CG *c, int var)
 	for (int i = 0; i < c->nloops; i++)
 		if (c->loops[i].var == var)
 			return &c->loops[i];
-	for (int i = 0; i < c->nranges; i++)
-		if (c->ranges[i].var == var)
-			return &c->ranges[i];
 	return NULL;
 }
 
@@ -368,31 +359,10 @@ void cg_store(CG *c, int value, const Affine *a, bool vector, BursNode *v)
 	sel_effect(f, sel_op(f, vector ? SEL_STORE_V : SEL_STORE_F, cg_address(c, value, a, vector ? c->lanes : 1), v, NULL));
 }
 
-/* An i32 constant, loaded as the f32 with its bits (moves only, no arithmetic). */
-static const char *const_i32_bits(CG *c, int32_t v)
-{
-	for (int i = 0; i < c->p->ndata; i++) {
-		Tensor *t = c->p->data[i].data;
-		if (t->type.shape.rank == 0 && t->type.dtype == DT_I32 && ((int32_t *)t->data)[0] == v)
-			return c->p->data[i].sym;
-	}
-	Shape s = {0};
-	Tensor *t = tensor_new(DT_I32, &s);
-	((int32_t *)t->data)[0] = v;
-	return cg_add_data(c->p, t);
-}
-
 BursNode *cg_splat(CG *c, double v, bool vector)
 {
 	MFunc *f = c->f;
 	BursNode *s = sel_op(f, SEL_LOAD_F, sel_sym(f, const_f32(c, v)), NULL, NULL);
-	return vector ? sel_op(f, SEL_BCAST_V, s, NULL, NULL) : s;
-}
-
-BursNode *cg_splat_i32_bits(CG *c, int32_t v, bool vector)
-{
-	MFunc *f = c->f;
-	BursNode *s = sel_op(f, SEL_LOAD_F, sel_sym(f, const_i32_bits(c, v)), NULL, NULL);
 	return vector ? sel_op(f, SEL_BCAST_V, s, NULL, NULL) : s;
 }
 

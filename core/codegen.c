@@ -107,9 +107,7 @@ static bool lower_dropout(CG *c, const Node *n, const LegalEntry *e)
 	const Value *x = n->in[0], *y = n->out[0], *mask = n->out[1];
 	int64_t str[MAX_RANK];
 	shape_strides(&x->type.shape, str);
-	char name[200];
-	snprintf(name, sizeof name, "loops of %s, %s: dropout", y->name, mask->name);
-	LirKernel *k = lir_kernel_new(name, c->lanes, c->scalable);
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s, %s: dropout", y->name, mask->name);
 	cg_lir_copy(c, k, x->id, 0, str, y->id, 0, str, &x->type.shape);
 	int64_t numel = shape_numel(&mask->type.shape);
 	if ((mask->nuses || mask->is_output) && numel > 0) {
@@ -152,9 +150,7 @@ static bool lower_shape(CG *c, const Node *n, const LegalEntry *e)
 	if (start < 0)
 		start = 0;
 	/* the dimensions, known when compiling: one store each */
-	char name[200];
-	snprintf(name, sizeof name, "loops of %s: shape", y->name);
-	LirKernel *lk = lir_kernel_new(name, c->lanes, c->scalable);
+	LirKernel *lk = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: shape", y->name);
 	int by = cg_lir_buffer(c, lk, y->id);
 	for (int64_t i = 0; i < k; i++) {
 		LirAffine a = lir_affine(i);

@@ -64,9 +64,7 @@ bool cg_conv(CG *c, const Node *n)
 		kstr[j] = KS;
 		KS *= w.k[j];
 	}
-	char name[160];
-	snprintf(name, sizeof name, "loops of %s: conv", y->name);
-	LirKernel *k = lir_kernel_new(name, c->lanes, c->scalable);
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: conv", y->name);
 	int bx = cg_lir_buffer(c, k, xp), bw = cg_lir_buffer(c, k, wv->id);
 	int nv = lir_for(k, 0, N, 1), gv = lir_for(k, 0, G, 1), mv = lir_for(k, 0, Mg, 1);
 	int ov[3];
@@ -175,9 +173,7 @@ bool cg_pool(CG *c, const Node *n)
 		ostr[j] = OS;
 		OS *= w.out[j];
 	}
-	char name[160];
-	snprintf(name, sizeof name, "loops of %s: %s", y->name, op_info[n->op].name);
-	LirKernel *k = lir_kernel_new(name, c->lanes, c->scalable);
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", y->name, op_info[n->op].name);
 	int bx = cg_lir_buffer(c, k, xp), by = cg_lir_buffer(c, k, y->id);
 	int ncv = lir_for(k, 0, NC, 1);
 	int ov[3];

@@ -298,19 +298,21 @@ static void ew_free(Ew *b)
 }
 
 /* ---- the kernels ------------------------------------------------------- */
-static void kernel_name(CG *c, const Node *const *nodes, int nn, char *buf, size_t size)
+/* "loops of OUT: op op ...", the group's ops in order */
+static LirKernel *group_kernel(CG *c, const Node *const *nodes, int nn)
 {
-	size_t len = (size_t)snprintf(buf, size, "loops of %s:", nodes[nn - 1]->out[0]->name);
-	for (int i = 0; i < nn && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, " %s", op_info[nodes[i]->op].name);
-	(void)c;
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s:", nodes[nn - 1]->out[0]->name);
+	for (int i = 0; i < nn; i++) {
+		char *name = xasprintf("%s %s", k->name, op_info[nodes[i]->op].name);
+		free(k->name);
+		k->name = name;
+	}
+	return k;
 }
 
 bool cg_ew_kernel(CG *c, const Node *const *nodes, int nn, EwMode mode)
 {
-	char name[256];
-	kernel_name(c, nodes, nn, name, sizeof name);
-	LirKernel *k = lir_kernel_new(name, c->lanes, c->scalable);
+	LirKernel *k = group_kernel(c, nodes, nn);
 	Ew b;
 	ew_init(&b, c, k, nodes, nn, mode);
 	const Value *out = nodes[nn - 1]->out[0];
@@ -384,29 +386,6 @@ bool cg_ew_kernel(CG *c, const Node *const *nodes, int nn, EwMode mode)
 }
 
 /* ---- epilogues --------------------------------------------------------- */
-enum { EPI_VARS = 2 * (16 + 8) }; /* pairs (vreg, variable): CG's loops and ranges */
-
-static int extern_var(CG *c, LirKernel *k, int *map, int *nmap, int vreg, int vvar)
-{
-	for (int i = 0; i < *nmap; i += 2)
-		if (map[i] == vreg)
-			return map[i + 1];
-	if (*nmap + 2 > EPI_VARS) { /* (every loop and range of CG fits) */
-		diag_error(c->d, c->node->loc, "internal error: an epilogue index over more than %d variables", EPI_VARS / 2);
-		c->ok = false;
-		return -1;
-	}
-	const Loop *l = cg_loop_of(c, vreg);
-	int v = l ? lir_extern_var(k, vreg, l->lo, l->hi, l->step, vreg == vvar) : -1;
-	if (!l) {
-		diag_error(c->d, c->node->loc, "internal error: an epilogue index uses %%v%d, not a loop variable", vreg);
-		c->ok = false;
-	}
-	map[(*nmap)++] = vreg;
-	map[(*nmap)++] = v;
-	return v;
-}
-
 /* Does the epilogue hold an op that takes many registers of its own? */
 bool cg_epilogue_heavy(const CG *c)
 {
@@ -484,35 +463,4 @@ void cg_lir_result_store(CG *c, LirKernel *k, const Value *y, int acc, const Lir
 			lir_term(k, &ya, dims[d].t[i].var, str[d] * dims[d].t[i].coef);
 	}
 	lir_store(k, cg_lir_buffer(c, k, y->id), &ya, lir_ref(k, acc));
-}
-
-void cg_result_store(CG *c, const Value *y, const Affine *ya, const Affine *dims, int vvar, BursNode *v)
-{
-	bool vector = vvar >= 0;
-	if (!c->epi) {
-		cg_store(c, y->id, ya, vector, v);
-		return;
-	}
-	LirKernel *k = lir_kernel_new(c->epi_used ? "epilogue (as above)" : "epilogue", c->lanes, c->scalable);
-	bool first = !c->epi_used;
-	int acc = mfunc_vreg(c->f, vector ? c->vcls : c->fcls);
-	sel_assign(c->f, acc, v);
-	/* the caller's loop variables as extern variables of k */
-	int map[EPI_VARS], nmap = 0;
-	LirAffine yidx[MAX_RANK];
-	bool ok = true;
-	for (int d = 0; d < y->type.shape.rank; d++) {
-		yidx[d] = lir_affine(dims[d].off);
-		for (int i = 0; i < dims[d].n; i++)
-			if (dims[d].t[i].coef) {
-				int x = extern_var(c, k, map, &nmap, dims[d].t[i].var, vvar);
-				if (x < 0)
-					ok = false;
-				else
-					lir_term(k, &yidx[d], x, dims[d].t[i].coef);
-			}
-	}
-	if (ok && epilogue_into(c, k, y, lir_extern_temp(k, acc, vector ? SORT_V : SORT_F), yidx))
-		cg_lir_run(c, k, first);
-	lir_kernel_free(k);
 }

@@ -367,9 +367,8 @@ void cg_matmul(CG *c, const Node *n)
 	}
 	if (cg_uses_tiles(c, n) && cg_tile_matmul(c, &mc, &batch, tb, a1, b1))
 		return;
-	char name[160];
-	snprintf(name, sizeof name, "loops of %s: %s", Y->name, op_info[n->op].name);
-	Mm x = {c, &mc, lir_kernel_new(name, c->lanes, c->scalable), -1, -1, -1, -1, {0}, a1, b1, b_n};
+	Mm x = {c, &mc, lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", Y->name, op_info[n->op].name), -1, -1, -1, -1, {0},
+		a1, b1, b_n};
 	LirKernel *k = x.k;
 	x.A = cg_lir_buffer(c, k, A->id);
 	x.B = cg_lir_buffer(c, k, B->id);

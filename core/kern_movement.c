@@ -113,9 +113,10 @@ static bool run_kernel(CG *c, LirKernel *k)
 
 static LirKernel *new_kernel(CG *c, const char *what, int out_v)
 {
-	char name[200];
-	snprintf(name, sizeof name, "loops of %s: %s", cg_value_name(c, out_v), what);
-	return lir_kernel_new(name, c->lanes, c->scalable);
+	char *name = xasprintf("loops of %s: %s", cg_value_name(c, out_v), what);
+	LirKernel *k = lir_kernel_new(name, c->lanes, c->scalable);
+	free(name);
+	return k;
 }
 
 void cg_copy(CG *c, int in_v, int64_t in_off, const int64_t *icoef, int out_v, int64_t out_off,

@@ -42,10 +42,8 @@ typedef struct {
 
 static void rowk_begin(RowK *rk, CG *c, const Node *n)
 {
-	char name[200];
-	snprintf(name, sizeof name, "loops of %s: %s", n->out[0]->name, op_info[n->op].name);
 	rk->c = c;
-	rk->k = lir_kernel_new(name, c->lanes, c->scalable);
+	rk->k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", n->out[0]->name, op_info[n->op].name);
 	rk->nvec = 0;
 }
 

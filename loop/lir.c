@@ -43,6 +43,17 @@ LirKernel *lir_kernel_new(const char *name, int lanes, bool scalable)
 	return k;
 }
 
+LirKernel *lir_kernel_newf(int lanes, bool scalable, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *name = xvasprintf(fmt, ap);
+	va_end(ap);
+	LirKernel *k = lir_kernel_new(name, lanes, scalable);
+	free(name);
+	return k;
+}
+
 void lir_kernel_free(LirKernel *k)
 {
 	if (!k)

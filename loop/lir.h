@@ -163,6 +163,8 @@ typedef struct {
 
 /* ---- building ---------------------------------------------------------- */
 LirKernel *lir_kernel_new(const char *name, int lanes, bool scalable);
+/* the same, named by a format */
+LirKernel *lir_kernel_newf(int lanes, bool scalable, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void lir_kernel_free(LirKernel *k);
 void lir_note(LirKernel *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int lir_buffer(LirKernel *k, const char *name, int64_t numel, int esize, int id);
