@@ -95,6 +95,11 @@ typedef struct {
 	const Node *const *epi;
 	int nepi;
 	bool epi_used;     /* the kernel stored through the epilogue */
+	/* a reduction whose group starts before it: the group's nodes before
+	 * it (its prologue), computed in the reduction's first pass */
+	const Node *const *pro;
+	int npro;
+	bool pro_used;
 } CG;
 
 
@@ -150,6 +155,11 @@ typedef enum { EW_F32, EW_I64, EW_I32 } EwMode;
  * op or shape it cannot express (then nothing was emitted), or an error */
 bool cg_ew_kernel(CG *c, const Node *const *nodes, int nn, EwMode mode);
 bool cg_epilogue_heavy(const CG *c);
+/* A prologue of elementwise nodes whose operands from outside are of its
+ * output's shape or of one element: its value at flat element index a,
+ * appended to k, in a temporary (c->pro). */
+bool cg_prologue_fits(const Node *const *pro, int npro);
+int cg_lir_prologue_value(CG *c, LirKernel *k, const LirAffine *a);
 /* The final store of a contraction's result y: appends to k the store of
  * y (in temporary acc, at index dims[d] along each axis of y), through the
  * epilogue when the kernel has one (c->epi: the group's output is stored

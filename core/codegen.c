@@ -380,10 +380,12 @@ static void kernel_begin(CG *c, const Node *const *mem, int m, int pos)
 /* Can the group mem[0..m) be one kernel?  Every node lowerable by its
  * decision, f32; elementwise ops and views after an optional contraction
  * that is built by loops here (not on a matrix engine; matmul of 2-D or
- * more operands). */
-static bool group_fits(CG *c, const Node *const *mem, int m, bool *anchored)
+ * more operands), or before a softmax, logsoftmax or layernorm (its
+ * prologue: operands of its shape or of one element, its result in the
+ * workspace, where the reduction's first pass leaves it). */
+static bool group_fits(CG *c, const Node *const *mem, int m, bool *anchored, bool *reduction)
 {
-	*anchored = false;
+	*anchored = *reduction = false;
 	for (int i = 0; i < m; i++) {
 		const Node *n = mem[i];
 		const LegalEntry *e = c->legal[n->id];
@@ -402,6 +404,16 @@ static bool group_fits(CG *c, const Node *const *mem, int m, bool *anchored)
 			*anchored = true;
 			continue;
 		}
+		if (i == m - 1 && i > 0 && !*anchored &&
+		    (n->op == OP_SOFTMAX || n->op == OP_LOGSOFTMAX || n->op == OP_LAYERNORM)) {
+			/* a reduction after its prologue, which it reads first (in
+			 * its first pass over each row) */
+			if (n->in[0] != mem[m - 2]->out[0] || !cg_prologue_fits(mem, m - 1) ||
+			    c->buf[n->in[0]->id].kind != BUF_WS)
+				return false; /* (the first pass stores it for the others) */
+			*reduction = true;
+			continue;
+		}
 		if (!(cg_is_elementwise(n->op) || cg_is_copy(n->op)) || (n->op == OP_DROPOUT && n->nout > 1))
 			return false;
 	}
@@ -413,8 +425,8 @@ static bool group_fits(CG *c, const Node *const *mem, int m, bool *anchored)
  * epilogue.  false: not done (the nodes are lowered one by one). */
 static bool lower_group(CG *c, const Node *const *mem, int m, int pos)
 {
-	bool anchored;
-	if (!group_fits(c, mem, m, &anchored))
+	bool anchored, reduction;
+	if (!group_fits(c, mem, m, &anchored, &reduction))
 		return false;
 	const Value *out = mem[m - 1]->out[0];
 	for (int i = 1; i < m; i++)
@@ -423,6 +435,27 @@ static bool lower_group(CG *c, const Node *const *mem, int m, int pos)
 		return true; /* nothing to compute */
 	kernel_begin(c, mem, m, pos);
 	c->p->nkernels++;
+	if (reduction) {
+		/* the prologue's operands, addressed once before the loops */
+		for (int i = 0; i < m - 1; i++)
+			for (int k = 0; k < mem[i]->nin; k++)
+				cg_base_of(c, mem[i]->in[k]->id);
+		cg_base_of(c, mem[m - 2]->out[0]->id);
+		c->pro = mem;
+		c->npro = m - 1;
+		c->pro_used = false;
+		c->node = mem[m - 1];
+		if (!lower_node(c, mem[m - 1]))
+			c->ok = false;
+		else if (!c->pro_used) {
+			diag_error(c->d, mem[m - 1]->loc, "internal error: the kernel of %s did not compute its prologue",
+				   mem[m - 1]->out[0]->name);
+			c->ok = false;
+		}
+		c->pro = NULL;
+		c->npro = 0;
+		return true;
+	}
 	if (!anchored) {
 		if (!cg_ew_kernel(c, mem, m, EW_F32) && c->ok) {
 			diag_error(c->d, mem[0]->loc, "internal error: the fusion group of %s cannot be one loop nest", out->name);

@@ -54,6 +54,8 @@ typedef struct {
 	int anchor_temp;          /* ... in this temporary */
 	int *memo;                /* per value id: its temporary, or -1 */
 	int *reads;               /* per value id: reads inside the group */
+	const LirAffine *flat;    /* a prologue: the element's flat index (operands of
+	                           * the output's shape or of one element), else NULL */
 	bool ok;
 } Ew;
 
@@ -98,6 +100,11 @@ static bool strides_over_S(const Ew *b, const Node *n, int k, int64_t *row)
 
 static LirExpr *leaf(Ew *b, const Node *n, int k)
 {
+	if (b->flat) {
+		LirAffine z = lir_affine(0);
+		bool one = shape_numel(&n->in[k]->type.shape) == 1;
+		return lir_load(b->k, cg_lir_buffer(b->c, b->k, n->in[k]->id), one ? &z : b->flat);
+	}
 	int64_t row[MAX_RANK];
 	if (!strides_over_S(b, n, k, row)) {
 		b->ok = false;
@@ -463,4 +470,38 @@ void cg_lir_result_store(CG *c, LirKernel *k, const Value *y, int acc, const Lir
 			lir_term(k, &ya, dims[d].t[i].var, str[d] * dims[d].t[i].coef);
 	}
 	lir_store(k, cg_lir_buffer(c, k, y->id), &ya, lir_ref(k, acc));
+}
+
+/* ---- prologues --------------------------------------------------------- */
+bool cg_prologue_fits(const Node *const *pro, int npro)
+{
+	const Value *x = pro[npro - 1]->out[0];
+	int64_t numel = shape_numel(&x->type.shape);
+	for (int i = 0; i < npro; i++)
+		for (int k = 0; k < pro[i]->nin; k++) {
+			const Value *v = pro[i]->in[k];
+			bool inside = false;
+			for (int j = 0; j < i && !inside; j++)
+				inside = pro[j]->out[0] == v;
+			int64_t m = shape_numel(&v->type.shape);
+			if (!inside && m != numel && m != 1)
+				return false;
+		}
+	return true;
+}
+
+int cg_lir_prologue_value(CG *c, LirKernel *k, const LirAffine *a)
+{
+	Ew b;
+	ew_init(&b, c, k, c->pro, c->npro, EW_F32);
+	b.flat = a;
+	int t = lir_temp(k, SORT_V);
+	lir_assign(k, t, value(&b, c->pro[c->npro - 1]->out[0]));
+	if (!b.ok) {
+		diag_error(c->d, c->node->loc, "internal error: the prologue of %s does not fit its rows", op_info[c->node->op].name);
+		c->ok = false;
+	}
+	c->pro_used = true;
+	ew_free(&b);
+	return t;
 }

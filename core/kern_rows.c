@@ -173,7 +173,15 @@ static int row_reduce(RowK *rk, const Rows *r, const LirAffine *start, int xb, R
 	int acc = acc_init(k, red == RED_MAX ? -INFINITY : 0.0);
 	LirAffine a;
 	row_loop(rk, r, start, &a);
-	lir_assign(k, acc, OP2(red == RED_MAX ? SEL_MAX_V : SEL_ADD_V, R(acc), lir_load(k, xb, &a)));
+	LirExpr *x = lir_load(k, xb, &a);
+	if (rk->c->pro && !rk->c->pro_used) {
+		/* the fusion group's prologue, computed here once and stored for
+		 * the passes after this one */
+		int v = cg_lir_prologue_value(rk->c, k, &a);
+		lir_store(k, xb, &a, R(v));
+		x = R(v);
+	}
+	lir_assign(k, acc, OP2(red == RED_MAX ? SEL_MAX_V : SEL_ADD_V, R(acc), x));
 	lir_end(k);
 	return acc;
 }

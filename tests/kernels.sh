@@ -1,7 +1,8 @@
 #!/bin/sh
 # Fused kernels (issue 13): a fusion group is one kernel.  code.kernels in
 # the manifest, per model and level, on the CPU targets; --emit=loops shows a
-# fused elementwise group as one loop nest and a contraction's epilogue.
+# fused elementwise group as one loop nest, a contraction's epilogue and a
+# reduction's prologue.
 # (Results are checked elsewhere: these models are in tests/backend, run by
 # backend.sh and opt_levels.sh on every target.)
 set -u
@@ -30,6 +31,9 @@ for t in x86-avx2 riscv-rvv; do
 	# four contractions, each with its epilogue
 	kernels "$SRCDIR/tests/backend/fuse_epilogue.ir" $t -O2 4
 	kernels "$SRCDIR/tests/backend/fuse_epilogue.ir" $t -O0 13
+	# three reductions, each with its prologue
+	kernels "$SRCDIR/tests/backend/fuse_prologue.ir" $t -O2 3
+	kernels "$SRCDIR/tests/backend/fuse_prologue.ir" $t -O0 7
 	# conv + relu; conv + add + relu (batchnorm folded)
 	kernels "$SRCDIR/examples/resnet_block.ir" $t -O2 2
 done
@@ -50,6 +54,14 @@ if grep -q '^kernel 0: y = conv, mul, add, relu (fusion group)' "$tmp/loops" &&
 	ok
 else
 	bad "fuse_epilogue --emit=loops: no conv epilogue"; grep -A8 '^epilogue' "$tmp/loops" | head -20
+fi
+# a reduction's prologue: computed in its first pass, stored for the others
+"$GDCC" "$SRCDIR/tests/backend/fuse_prologue.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+if grep -q '^kernel 0: y = add, mul, layernorm (fusion group)' "$tmp/loops" &&
+   sed -n '/^loops of y/,/^kernel/p' "$tmp/loops" | grep -q '^ *%t[0-9]* = mul.v(add.v(x\[.*r\[.*h\[0\])'; then
+	ok
+else
+	bad "fuse_prologue --emit=loops: no prologue in the layernorm"; sed -n '/^loops of y/,/^kernel/p' "$tmp/loops" | head -20
 fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
