@@ -211,6 +211,11 @@ static Rows open_rows(RowK *rk, const Node *n, int *o, int *j, LirAffine *st)
 	Rows r = cg_rows_of(&x->type.shape, axis, axis + 1);
 	*o = lir_for(rk->k, 0, r.outer, 1);
 	*j = r.inner > 1 ? lir_for(rk->k, 0, r.inner, 1) : -1;
+	/* rows inner elements apart: vectors across the inner axis, each lane
+	 * reducing its own row in the row's order (the row loops inside work
+	 * on the lanes) */
+	if (*j >= 0 && rk->nvec < (int)(sizeof rk->vec / sizeof rk->vec[0]))
+		rk->vec[rk->nvec++] = *j;
 	*st = row_start(rk->k, &r, *o, *j);
 	return r;
 }
@@ -252,7 +257,7 @@ void cg_logsoftmax(CG *c, const Node *n)
 	/* the exponentials go to y as scratch, overwritten below */
 	int sum = row_exp_sum(&rk, &r, &st, xb, yb, m);
 	/* log of the sum (on a broadcast), its lane read back: a scalar */
-	int ls = lir_temp(k, SORT_F);
+	int ls = lir_temp(k, r.inner > 1 ? SORT_V : SORT_F); /* (rows across the lanes: one each) */
 	lir_assign(k, ls, R(lm_log(k, sum)));
 	int shift = keep(k, OP2(SEL_ADD_V, R(m), R(ls)));
 	row_loop(&rk, &r, &st, &a);

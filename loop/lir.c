@@ -563,6 +563,7 @@ typedef struct {
 	int vvar;          /* the vector variable around it, or -1 */
 	bool *assigned;    /* per temporary */
 	bool *var_used;    /* per variable: defined by a loop already */
+	bool *varying;     /* per temporary: holds lanes that differ (vector context) */
 } Verify;
 
 static void verr(Verify *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -752,6 +753,28 @@ static Sort vexpr(Verify *v, const LirExpr *e)
 	return SORT_NONE;
 }
 
+/* Do e's lanes differ in the vector context around it? */
+static bool varies(const Verify *v, const LirExpr *e)
+{
+	if (!e)
+		return false;
+	switch (e->kind) {
+	case LX_LOAD:
+		return lir_coef(&e->a, v->vvar) != 0;
+	case LX_TEMP:
+		return e->temp >= 0 && e->temp < v->k->ntemps && v->varying[e->temp];
+	case LX_OP:
+		if (e->op == SEL_REDSUM_V || e->op == SEL_REDMAX_V)
+			return false; /* one value from all the lanes */
+		for (int i = 0; i < 3; i++)
+			if (varies(v, e->k[i]))
+				return true;
+		return false;
+	default:
+		return false;
+	}
+}
+
 static void vblock(Verify *v, const LirBlock *b);
 
 static void vstmt(Verify *v, const LirStmt *s)
@@ -804,6 +827,12 @@ static void vstmt(Verify *v, const LirStmt *s)
 		bool fv = (got == SORT_F || got == SORT_V) && (want == SORT_F || want == SORT_V);
 		if (got != want && !fv && got != SORT_NONE)
 			verr(v, "%%%s (%s) assigned a %s value", k->temps[s->temp].name, sort_name(want), sort_name(got));
+		/* an f temporary holds one element: not lanes that differ */
+		bool var = v->vvar >= 0 && varies(v, s->e);
+		if (var && want == SORT_F)
+			verr(v, "%%%s (f) assigned a value whose lanes differ along vector variable %s", k->temps[s->temp].name,
+			     k->vars[v->vvar].name);
+		v->varying[s->temp] = var;
 		v->assigned[s->temp] = true;
 		return;
 	}
@@ -852,13 +881,15 @@ bool lir_verify(const LirKernel *k, Diag *d, Loc loc)
 		return false;
 	}
 	Verify v = {k, d, loc, true, xcalloc((size_t)k->nvars + 1, sizeof(int)), 0, k->outer_vector,
-		    xcalloc((size_t)k->ntemps + 1, sizeof(bool)), xcalloc((size_t)k->nvars + 1, sizeof(bool))};
+		    xcalloc((size_t)k->ntemps + 1, sizeof(bool)), xcalloc((size_t)k->nvars + 1, sizeof(bool)),
+		    xcalloc((size_t)k->ntemps + 1, sizeof(bool))};
 	if (k->nopen)
 		verr(&v, "%d loops not ended", k->nopen);
 	vblock(&v, &k->body);
 	free(v.scope);
 	free(v.assigned);
 	free(v.var_used);
+	free(v.varying);
 	return v.ok;
 }
 

@@ -1111,3 +1111,22 @@ Test(loopir, strength_reduce)
 	cr_assert(lir_strength_reduce(k, h.v[0]) == 0);
 	lir_kernel_free(k);
 }
+
+/* An f temporary holds one element: in a vector loop it may not take a
+ * value whose lanes differ (the lowering would keep one lane; regression:
+ * logsoftmax across the inner axis), though a reduction of them it may. */
+Test(loopir, verify_f_temp_of_lanes)
+{
+	LirKernel *k = lir_kernel_new("flanes", 8, false);
+	int x = lir_buffer(k, "x", 16, 4, 0), y = lir_buffer(k, "y", 16, 4, 1);
+	int f = lir_temp(k, SORT_F), g = lir_temp(k, SORT_F), v = lir_temp(k, SORT_V);
+	int i = lir_for(k, 0, 16, 8);
+	k->vars[i].kind = LIR_LOOP_VECTOR;
+	lir_assign(k, v, lir_op(k, SEL_ADD_V, ld(k, x, AX1(k, 0, i, 1)), lir_constf(k, 1), NULL));
+	lir_assign(k, g, lir_op(k, SEL_REDSUM_V, lir_ref(k, v), NULL, NULL)); /* one value: fine */
+	lir_assign(k, f, lir_op(k, SEL_MUL_V, lir_ref(k, v), lir_ref(k, g), NULL));
+	st(k, y, AX1(k, 0, i, 1), lir_ref(k, f));
+	lir_end(k);
+	cr_assert(verify(k, "%t0 (f) assigned a value whose lanes differ along vector variable i0"));
+	lir_kernel_free(k);
+}
