@@ -47,26 +47,6 @@ static void rowk_begin(RowK *rk, CG *c, const Node *n)
 	rk->nvec = 0;
 }
 
-/* T = add.v(T, mul.v(a, b)) as T = fma.v(a, b, T), in every loop of b:
- * a sum of products accumulated by fmas (vectorize takes the add as a
- * reduction, not the fma; contracted after it, each lane of the vector
- * accumulator and the remainder take the fma chain). */
-static void contract_fma(LirKernel *k, LirBlock *b)
-{
-	for (int i = 0; i < b->n; i++) {
-		LirStmt *s = b->s[i];
-		if (s->kind == LS_LOOP) {
-			contract_fma(k, &s->body);
-			continue;
-		}
-		LirExpr *e = s->e;
-		if (s->kind != LS_ASSIGN || e->kind != LX_OP || e->op != SEL_ADD_V || e->k[0]->kind != LX_TEMP ||
-		    e->k[0]->temp != s->temp || e->k[1]->kind != LX_OP || e->k[1]->op != SEL_MUL_V)
-			continue;
-		s->e = lir_op(k, SEL_FMA_V, e->k[1]->k[0], e->k[1]->k[1], e->k[0]);
-	}
-}
-
 /* In scalar context a v temporary holds what its first value is: the
  * result of an expansion (lm_exp) is a vector of equal lanes there, and
  * every use would go on in vectors (a reduction's add too, its lane taken
@@ -102,13 +82,11 @@ static void scalar_results(LirKernel *k, const LirBlock *b, bool vec, const bool
 
 /* Vectorize the row loops (a scalar remainder: the reductions go on in
  * it), then verify, print and lower the kernel. */
-static bool rowk_end(RowK *rk, bool fma)
+static bool rowk_end(RowK *rk)
 {
 	LirKernel *k = rk->k;
 	for (int i = 0; i < rk->nvec && k->ok; i++)
 		lir_vectorize(k, rk->vec[i], LIR_TAIL_SCALAR);
-	if (fma && !k->scalable)
-		contract_fma(k, &k->body);
 	bool *inv = xcalloc((size_t)k->ntemps + 1, sizeof *inv);
 	mark_vector_assigned(k, &k->body, k->outer_vector >= 0, inv);
 	scalar_results(k, &k->body, k->outer_vector >= 0, inv);
@@ -240,7 +218,7 @@ void cg_softmax(CG *c, const Node *n)
 	if (j >= 0)
 		lir_end(k);
 	lir_end(k);
-	rowk_end(&rk, false);
+	rowk_end(&rk);
 }
 
 /* logsoftmax: x - max - log(sum(exp(x - max))). */
@@ -266,7 +244,7 @@ void cg_logsoftmax(CG *c, const Node *n)
 	if (j >= 0)
 		lir_end(k);
 	lir_end(k);
-	rowk_end(&rk, false);
+	rowk_end(&rk);
 }
 
 /* reduce_mean over the trailing axes from a (the common case, vectorized);
@@ -309,7 +287,7 @@ bool cg_reduce_mean(CG *c, const Node *n)
 		LirAffine ya = affine1(k, 0, o, 1);
 		lir_store(k, yb, &ya, OP2(SEL_MUL_V, R(sum), K(1.0 / (double)r.n)));
 		lir_end(k);
-		return rowk_end(&rk, false);
+		return rowk_end(&rk);
 	}
 	/* any axes: loops over the kept axes, then a scalar sum over the reduced
 	 * ones (an empty reduction gives nan, 0 / 0, as the reference) */
@@ -342,7 +320,7 @@ bool cg_reduce_mean(CG *c, const Node *n)
 	for (int d = rank - 1; d >= 0; d--)
 		if (!red[d])
 			lir_end(k);
-	return rowk_end(&rk, false);
+	return rowk_end(&rk);
 }
 
 /* global pools: a reduction of each (n, c) row of spatial elements */
@@ -364,7 +342,7 @@ void cg_global_pool(CG *c, const Node *n)
 		val = OP2(SEL_MUL_V, val, K(1.0 / (double)r.n));
 	lir_store(k, yb, &ya, val);
 	lir_end(k);
-	rowk_end(&rk, false);
+	rowk_end(&rk);
 }
 
 /* layernorm over the trailing axes: mean, variance, then
@@ -389,13 +367,13 @@ bool cg_layernorm(CG *c, const Node *n)
 	LirAffine st = row_start(k, &r, o, -1), a;
 	int sum = row_reduce(&rk, &r, &st, xb, RED_SUM);
 	int mean = keep(k, OP2(SEL_MUL_V, R(sum), K(1.0 / (double)r.n)));
-	/* variance: sum of (x - mean)^2, written to y on the way (by fmas on
-	 * fixed vectors, contract_fma; each strip's squares summed by redsum) */
+	/* variance: sum of (x - mean)^2 by fmas, x - mean written to y on the
+	 * way (each strip's squares summed by redsum: lir_vectorize) */
 	int var = acc_init(k, 0.0);
 	row_loop(&rk, &r, &st, &a);
 	int d = keep(k, OP2(SEL_SUB_V, lir_load(k, xb, &a), R(mean)));
 	lir_store(k, yb, &a, R(d));
-	lir_assign(k, var, OP2(SEL_ADD_V, R(var), OP2(SEL_MUL_V, R(d), R(d))));
+	lir_assign(k, var, lir_op(k, SEL_FMA_V, R(d), R(d), R(var)));
 	lir_end(k);
 	int rstd = keep(k, OP2(SEL_DIV_V, K(1.0),
 			       OP1(SEL_SQRT_V, lir_op(k, SEL_FMA_V, R(var), K(1.0 / (double)r.n), K(attr_f(n, "epsilon"))))));
@@ -413,7 +391,7 @@ bool cg_layernorm(CG *c, const Node *n)
 	lir_store(k, yb, &a, v);
 	lir_end(k);
 	lir_end(k);
-	return rowk_end(&rk, true);
+	return rowk_end(&rk);
 }
 
 /* batchnorm (inference): per channel a = scale / sqrt(var + eps),
@@ -513,5 +491,5 @@ bool cg_batchnorm(CG *c, const Node *n)
 	lir_end(k);
 	lir_end(k);
 	lir_end(k);
-	return rowk_end(&rk, false);
+	return rowk_end(&rk);
 }

@@ -5,7 +5,7 @@
  * own (they stay scalar, their statements working on the lanes: a conv's
  * window loops inside its vectorized output row), and reductions: an
  * accumulator T carried from one iteration to the next as T = op(T, e),
- * op add.v or max.v.  On fixed vectors the lanes accumulate in a vector
+ * op add.v or max.v, or as a sum of products T = fma.v(a, b, T).  On fixed vectors the lanes accumulate in a vector
  * V (V = op(V, e)), reduced into T after the loop, where the scalar
  * remainder goes on; on scalable vectors each strip reduces into T. */
 #include <math.h>
@@ -36,17 +36,34 @@ static bool refers(const LirExpr *e, int temp)
 	return false;
 }
 
-/* T = op(T, e) or op(e, T), op add.v / max.v, e free of T: the operand e */
-static const LirExpr *reduction_operand(const LirStmt *s)
+/* T = op(T, e) or op(e, T), op add.v / max.v, e free of T: the operand e;
+ * T = fma.v(a, b, T), a and b free of T (a sum of products): fma.v, *b */
+static const LirExpr *reduction_operand(const LirStmt *s, const LirExpr **b2)
 {
-	if (s->kind != LS_ASSIGN || s->e->kind != LX_OP || (s->e->op != SEL_ADD_V && s->e->op != SEL_MAX_V))
+	*b2 = NULL;
+	if (s->kind != LS_ASSIGN || s->e->kind != LX_OP)
 		return NULL;
 	const LirExpr *a = s->e->k[0], *b = s->e->k[1];
+	if (s->e->op == SEL_FMA_V) {
+		const LirExpr *c = s->e->k[2];
+		if (c->kind != LX_TEMP || c->temp != s->temp || refers(a, s->temp) || refers(b, s->temp))
+			return NULL;
+		*b2 = b;
+		return a;
+	}
+	if (s->e->op != SEL_ADD_V && s->e->op != SEL_MAX_V)
+		return NULL;
 	if (a->kind == LX_TEMP && a->temp == s->temp && !refers(b, s->temp))
 		return b;
 	if (b->kind == LX_TEMP && b->temp == s->temp && !refers(a, s->temp))
 		return a;
 	return NULL;
+}
+
+/* how the accumulator's lanes are folded together: add.v (add, fma) or max.v */
+static SelOp fold_op(const LirStmt *s)
+{
+	return s->e->op == SEL_MAX_V ? SEL_MAX_V : SEL_ADD_V;
 }
 
 static void check_expr(Check *c, const LirExpr *e)
@@ -104,8 +121,10 @@ static void check_block(Check *c, const LirBlock *b, bool top)
 		case LS_ASSIGN:
 			if (c->reduction[s->temp]) {
 				/* the accumulator: only its own statement, at the top */
-				c->ok &= top && reduction_operand(s) != NULL;
-				check_expr(c, reduction_operand(s));
+				const LirExpr *b2, *a2 = reduction_operand(s, &b2);
+				c->ok &= top && a2 != NULL;
+				check_expr(c, a2);
+				check_expr(c, b2);
 				break;
 			}
 			check_expr(c, s->e);
@@ -183,7 +202,8 @@ static void find_reductions(const LirKernel *k, const LirStmt *L, bool *red)
 	}
 	for (int i = 0; i < L->body.n; i++) {
 		const LirStmt *s = L->body.s[i];
-		if (s->kind == LS_ASSIGN && count[s->temp] == 1 && !nested[s->temp] && reduction_operand(s))
+		const LirExpr *b2;
+		if (s->kind == LS_ASSIGN && count[s->temp] == 1 && !nested[s->temp] && reduction_operand(s, &b2))
 			red[s->temp] = true;
 	}
 	/* read elsewhere in the loop: not a plain accumulator */
@@ -251,9 +271,10 @@ bool lir_vectorize(LirKernel *k, int var, LirTail tail)
 			LirStmt *s = L->body.s[i];
 			if (s->kind != LS_ASSIGN || !red[s->temp])
 				continue;
-			const LirExpr *e = reduction_operand(s);
-			SelOp rop = s->e->op == SEL_ADD_V ? SEL_REDSUM_V : SEL_REDMAX_V;
-			s->e = lir_op(k, s->e->op, lir_ref(k, s->temp), lir_op(k, rop, (LirExpr *)e, NULL, NULL), NULL);
+			const LirExpr *b2, *e = reduction_operand(s, &b2);
+			SelOp op = fold_op(s), rop = op == SEL_ADD_V ? SEL_REDSUM_V : SEL_REDMAX_V;
+			LirExpr *prod = b2 ? lir_op(k, SEL_MUL_V, (LirExpr *)e, (LirExpr *)b2, NULL) : (LirExpr *)e;
+			s->e = lir_op(k, op, lir_ref(k, s->temp), lir_op(k, rop, prod, NULL, NULL), NULL);
 		}
 		x->kind = LIR_LOOP_STRIP;
 		free(red);
@@ -297,8 +318,8 @@ bool lir_vectorize(LirKernel *k, int var, LirTail tail)
 		LirStmt *s = L->body.s[i];
 		if (s->kind != LS_ASSIGN || !red[s->temp])
 			continue;
-		SelOp op = s->e->op;
-		const LirExpr *e = reduction_operand(s);
+		SelOp op = fold_op(s);
+		const LirExpr *b2, *e = reduction_operand(s, &b2);
 		int v = lir_wide_temp(k);
 		LirStmt *init = lir_stmt_new(k, LS_ASSIGN);
 		init->temp = v;
@@ -311,7 +332,8 @@ bool lir_vectorize(LirKernel *k, int var, LirTail tail)
 				 lir_op(k, op == SEL_ADD_V ? SEL_REDSUM_V : SEL_REDMAX_V, lir_ref(k, v), NULL, NULL), NULL);
 		lir_block_insert(k, parent, after++, fold);
 		s->temp = v;
-		s->e = lir_op(k, op, lir_ref(k, v), (LirExpr *)e, NULL);
+		s->e = b2 ? lir_op(k, SEL_FMA_V, (LirExpr *)e, (LirExpr *)b2, lir_ref(k, v))
+			  : lir_op(k, op, lir_ref(k, v), (LirExpr *)e, NULL);
 	}
 	if (R)
 		lir_block_insert(k, parent, after, R);

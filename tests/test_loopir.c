@@ -969,7 +969,7 @@ static bool vec_j_scalar(LirKernel *k, const H *h) { return lir_vectorize(k, h->
 
 Test(loopir, vectorize_refused)
 {
-	check_refused(build_red, vec_j);   /* the accumulator carried by an fma: no reduction */
+	check_refused(build_red, vec_j);   /* a reduction (an fma) with a masked remainder */
 	check_refused(build_sum, vec_i);   /* a value read after the loop */
 	check_refused(build_ew, vec_i);    /* x[C i + j] moves by C along i */
 	check_refused(build_vew, vec_j);   /* already vectors */
