@@ -40,6 +40,514 @@ static int padded(CG *c, const Value *x, const ConvWindow *w, const int64_t *ext
 	return id;
 }
 
+/* ---- register-blocked convolution ---------------------------------------- */
+/* The input of a blocked convolution: padded, and split by stride phase so
+ * that every tap reads a contiguous row.  Along spatial axis j with stride
+ * s, padded position i s + p (phase p in [0, nph)) is element i of phase p:
+ * the buffer is [N][C][nph0][nph1][P0][P1], and tap t of an output at o
+ * reads phase (t dil) mod s, element o + (t dil) / s.  nph is 1 for a
+ * one-tap axis (only phase 0 is read), s otherwise; P covers every
+ * element an output reads. */
+typedef struct {
+	int id;                 /* the buffer (x itself when nothing changes) */
+	int64_t nph[2], P[2];
+} Phased;
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+static void phased(CG *c, const Value *x, const ConvWindow *w, Phased *ph)
+{
+	const Shape *xs = &x->type.shape;
+	bool same = true;
+	for (int j = 0; j < 2; j++) {
+		int64_t s = w->stride[j];
+		ph->nph[j] = w->k[j] == 1 ? 1 : s;
+		ph->P[j] = w->out[j] + (w->k[j] - 1) * w->dil[j] / s;
+		same &= s == 1 && w->pb[j] == 0 && ph->P[j] == w->in[j];
+	}
+	if (same) {
+		ph->id = x->id;
+		return;
+	}
+	int64_t N = xs->dim[0], C = xs->dim[1], H = w->in[0], W = w->in[1];
+	int64_t plane = ph->P[0] * ph->P[1], nplanes = ph->nph[0] * ph->nph[1];
+	ph->id = cg_scratch(c, N * C * nplanes * plane);
+	cg_base_of(c, ph->id);
+	cg_fill(c, ph->id, 0.0, N * C * nplanes * plane);
+	for (int64_t p0 = 0; p0 < ph->nph[0]; p0++)
+		for (int64_t p1 = 0; p1 < ph->nph[1]; p1++) {
+			int64_t p[2] = {p0, p1}, i0[2], cnt[2], src0[2];
+			bool empty = false;
+			for (int j = 0; j < 2; j++) {
+				int64_t s = w->stride[j], in = j ? W : H;
+				/* padded position i s + p is input element i s + p - pb */
+				i0[j] = w->pb[j] > p[j] ? ceil_div(w->pb[j] - p[j], s) : 0;
+				int64_t i1 = ceil_div(in + w->pb[j] - p[j], s);
+				if (i1 > ph->P[j])
+					i1 = ph->P[j];
+				cnt[j] = i1 - i0[j];
+				src0[j] = i0[j] * s + p[j] - w->pb[j];
+				empty |= cnt[j] <= 0;
+			}
+			if (empty)
+				continue;
+			Shape cs = {4, {N, C, cnt[0], cnt[1]}};
+			int64_t icoef[4] = {C * H * W, H * W, w->stride[0] * W, w->stride[1]};
+			int64_t ocoef[4] = {C * nplanes * plane, nplanes * plane, ph->P[1], 1};
+			cg_copy(c, x->id, src0[0] * W + src0[1], icoef, ph->id,
+				(p0 * ph->nph[1] + p1) * plane + i0[0] * ph->P[1] + i0[1], ocoef, &cs);
+		}
+}
+
+/* A register block: mb output channels x rb output rows x nv vectors
+ * along the output row. */
+typedef struct {
+	int mb, rb, nv;
+} ConvBlock;
+
+/* The machine figures the block choice uses, from the target's .md. */
+typedef struct {
+	int regs;             /* vector registers the allocator may use */
+	double fma_units, fma_latency, load_ports, store_ports;
+	int lanes;
+} ConvMachine;
+
+static double param_or(const Target *t, const char *name, double dflt)
+{
+	const ParamInfo *p = target_param(t, name);
+	return p && p->n ? p->values[0] : dflt;
+}
+
+static ConvMachine conv_machine(CG *c)
+{
+	ConvMachine m;
+	const RegClassInfo *vc = &c->t->regclasses[target_root_class(c->t, c->vcls)];
+	m.regs = 0;
+	for (int r = 0; r < vc->nregs; r++)
+		m.regs += !vc->reserved[r];
+	m.fma_units = param_or(c->t, "fma_units", 1);
+	m.fma_latency = param_or(c->t, "fma_latency", 4);
+	m.load_ports = param_or(c->t, "load_ports", 1);
+	m.store_ports = param_or(c->t, "store_ports", 1);
+	m.lanes = c->lanes;
+	return m;
+}
+
+/* Vector registers a block holds: its accumulators, the input vectors of
+ * one tap (shared by the block's channels; one when there is one
+ * channel: each is read by one FMA) and a broadcast weight. */
+static int block_regs(int mb, int rb, int nv)
+{
+	return mb * rb * nv + (mb > 1 ? rb * nv : 1) + 1;
+}
+
+/* Estimated cycles of one block over `work` taps (input channels x window
+ * taps): per tap, FMAs on the FMA units, input loads and weight broadcasts
+ * on the load ports, and no faster than one FMA latency (each accumulator
+ * takes one FMA per tap); then its stores and a loop overhead. */
+static double block_cycles(const ConvMachine *m, int mb, int rb, int nv, double work)
+{
+	double f = (double)mb * rb * nv, l = (double)rb * nv + mb;
+	double t = f / m->fma_units;
+	if (l / m->load_ports > t)
+		t = l / m->load_ports;
+	if (m->fma_latency > t)
+		t = m->fma_latency;
+	return work * t + f / m->store_ports + 8;
+}
+
+/* The blocks along an output row of ow elements with nv vectors per block:
+ * full blocks, one block of the whole vectors left, a masked vector. */
+static double row_cycles(const ConvMachine *m, int mb, int rb, int nv, int64_t ow, double work)
+{
+	int64_t wb = (int64_t)nv * m->lanes, full = ow / wb, rest = ow - full * wb;
+	double cy = (double)full * block_cycles(m, mb, rb, nv, work);
+	if (rest >= m->lanes)
+		cy += block_cycles(m, mb, rb, (int)(rest / m->lanes), work);
+	if (rest % m->lanes)
+		cy += block_cycles(m, mb, rb, 1, work);
+	return cy;
+}
+
+static double conv_cycles(const ConvMachine *m, int mb, int rb, int nv, int64_t Mg, int64_t oh, int64_t ow, double work)
+{
+	double cy = 0;
+	for (int mi = 0; mi < 2; mi++) {
+		int64_t nm = mi == 0 ? Mg / mb : 1;
+		int b = mi == 0 ? mb : (int)(Mg % mb);
+		if (!nm || !b)
+			continue;
+		for (int ri = 0; ri < 2; ri++) {
+			int64_t nr = ri == 0 ? oh / rb : 1;
+			int r = ri == 0 ? rb : (int)(oh % rb);
+			if (!nr || !r)
+				continue;
+			cy += (double)nm * nr * row_cycles(m, b, r, nv, ow, work);
+		}
+	}
+	return cy;
+}
+
+/* The block minimizing the estimated cycles among those whose registers
+ * fit; *cycles receives its estimate (per image and group). */
+static ConvBlock choose_block(const ConvMachine *m, int64_t Mg, int64_t oh, int64_t ow, double work, double *cycles)
+{
+	ConvBlock best = {1, 1, 1};
+	double bc = -1;
+	int64_t vecs = (ow + m->lanes - 1) / m->lanes;
+	for (int mb = 1; mb <= 16 && mb <= Mg; mb++)
+		for (int rb = 1; rb <= 8 && rb <= oh; rb++)
+			for (int nv = 1; nv <= 6 && nv <= vecs; nv++) {
+				if (block_regs(mb, rb, nv) > m->regs)
+					continue;
+				double cy = conv_cycles(m, mb, rb, nv, Mg, oh, ow, work);
+				if (bc < 0 || cy < bc) {
+					bc = cy;
+					best = (ConvBlock){mb, rb, nv};
+				}
+			}
+	*cycles = bc;
+	return best;
+}
+
+/* The epilogue reads an operand of y's shape or one broadcast along both
+ * spatial axes: then the rows of y can be one axis of oh * ow elements. */
+static bool epilogue_merges_rows(const CG *c, const Value *y)
+{
+	const Shape *ys = &y->type.shape;
+	for (int i = 0; i < c->nepi; i++) {
+		const Node *e = c->epi[i];
+		if (!cg_is_elementwise(e->op))
+			return false;
+		if (e->out[0]->type.shape.rank != ys->rank)
+			return false;
+		for (int k = 0; k < e->nin; k++) {
+			const Shape *s = &e->in[k]->type.shape;
+			int off = ys->rank - s->rank;
+			int64_t h = off <= 2 ? s->dim[2 - off] : 1, w = off <= 3 ? s->dim[3 - off] : 1;
+			if (s->rank < 1)
+				continue;
+			if (!((h == 1 && w == 1) || (h == ys->dim[2] && w == ys->dim[3])))
+				return false;
+		}
+	}
+	return true;
+}
+
+typedef struct {
+	CG *c;
+	LirKernel *k;
+	const Value *y, *b;
+	const ConvWindow *w;
+	const Phased *ph;
+	int bx, bw, bb;
+	int64_t C, Cg, Mg, T;
+	int64_t rows, cols;     /* the output rows and their length as the loops see them */
+	bool merged;            /* rows of y merged into one (1 x oh * ow) */
+	int nv, gv;
+	/* the slice of input channels the blocks sum over: [c0, c0 + cn) plus
+	 * the variable cbv (-1: none); the first slice starts from the bias,
+	 * the others from the partial sums in y; the last one stores through
+	 * the epilogue, the others their partial sums */
+	int cbv;
+	int64_t c0, cn;
+	bool first, last;
+} ConvK;
+
+/* y's index of block element (i, r, j) at (mv, rv, ov) */
+static void y_dims(ConvK *q, int mv, int i, int rv, int r, int ov, int j, LirAffine *dims)
+{
+	LirKernel *k = q->k;
+	dims[0] = lir_affine(0);
+	lir_term(k, &dims[0], q->nv, 1);
+	dims[1] = lir_affine(i);
+	lir_term(k, &dims[1], q->gv, q->Mg);
+	lir_term(k, &dims[1], mv, 1);
+	dims[2] = lir_affine(q->merged ? 0 : r);
+	if (!q->merged)
+		lir_term(k, &dims[2], rv, 1);
+	dims[3] = lir_affine((int64_t)j * q->c->lanes);
+	lir_term(k, &dims[3], ov, 1);
+}
+
+/* y's flat index of block element (i, r, j) */
+static LirAffine y_flat(ConvK *q, int mv, int i, int rv, int r, int ov, int j)
+{
+	LirAffine dims[4], ya = lir_affine(0);
+	int64_t ystr[4];
+	shape_strides(&q->y->type.shape, ystr);
+	y_dims(q, mv, i, rv, r, ov, j, dims);
+	for (int d = 0; d < 4; d++) {
+		ya.off += ystr[d] * dims[d].off;
+		for (int t = 0; t < dims[d].n; t++)
+			lir_term(q->k, &ya, dims[d].t[t].var, ystr[d] * dims[d].t[t].coef);
+	}
+	return ya;
+}
+
+/* One block at channel mv, row rv, column ov: accumulators across the
+ * input channels' loop, every window tap unrolled inside it. */
+static void conv_block(ConvK *q, int mv, int mb, int rv, int rb, int ov, int nv)
+{
+	CG *c = q->c;
+	LirKernel *k = q->k;
+	const ConvWindow *w = q->w;
+	const Phased *ph = q->ph;
+	int acc[16 * 8 * 6];
+	int yb = cg_lir_buffer(c, k, q->y->id);
+#define ACC(i, r, j) acc[((i) * rb + (r)) * nv + (j)]
+	for (int i = 0; i < mb; i++) {
+		LirExpr *init = NULL;
+		for (int r = 0; r < rb; r++)
+			for (int j = 0; j < nv; j++) {
+				ACC(i, r, j) = lir_temp(k, SORT_V);
+				if (!q->first) {
+					LirAffine ya = y_flat(q, mv, i, rv, r, ov, j);
+					init = lir_load(k, yb, &ya);
+				} else if (q->b) {
+					LirAffine ba = lir_affine(i);
+					lir_term(k, &ba, q->gv, q->Mg);
+					lir_term(k, &ba, mv, 1);
+					init = lir_load(k, q->bb, &ba);
+				} else {
+					init = lir_constf(k, 0.0);
+				}
+				lir_assign(k, ACC(i, r, j), init);
+			}
+	}
+	int civ = lir_for(k, 0, q->cn, 1);
+	int64_t plane = ph->P[0] * ph->P[1], nplanes = ph->nph[0] * ph->nph[1];
+	for (int64_t t0 = 0; t0 < w->k[0]; t0++)
+		for (int64_t t1 = 0; t1 < w->k[1]; t1++) {
+			int64_t d0 = t0 * w->dil[0], d1 = t1 * w->dil[1];
+			int64_t phase = ph->nph[0] == 1 && ph->nph[1] == 1 ? 0
+				      : (d0 % w->stride[0]) * ph->nph[1] + d1 % w->stride[1];
+			int64_t e0 = d0 / w->stride[0], e1 = d1 / w->stride[1];
+			/* the tap's input vectors, shared by the block's channels */
+			int xv[8 * 6];
+			LirAffine xa_of[8 * 6];
+			for (int r = 0; r < rb; r++)
+				for (int j = 0; j < nv; j++) {
+					LirAffine xa = lir_affine(q->c0 * nplanes * plane + phase * plane +
+								  (q->merged ? 0 : (r + e0) * ph->P[1]) + (int64_t)j * c->lanes + e1);
+					lir_term(k, &xa, q->nv, q->C * nplanes * plane);
+					lir_term(k, &xa, q->gv, q->Cg * nplanes * plane);
+					lir_term(k, &xa, civ, nplanes * plane);
+					if (q->cbv >= 0)
+						lir_term(k, &xa, q->cbv, nplanes * plane);
+					if (!q->merged)
+						lir_term(k, &xa, rv, ph->P[1]);
+					lir_term(k, &xa, ov, 1);
+					xa_of[r * nv + j] = xa;
+					if (mb > 1) { /* (one channel: each is read once, by its FMA) */
+						xv[r * nv + j] = lir_temp(k, SORT_V);
+						lir_assign(k, xv[r * nv + j], lir_load(k, q->bx, &xa));
+					}
+				}
+			for (int i = 0; i < mb; i++) {
+				LirAffine wa = lir_affine(i * q->Cg * q->T + q->c0 * q->T + t0 * w->k[1] + t1);
+				lir_term(k, &wa, q->gv, q->Mg * q->Cg * q->T);
+				lir_term(k, &wa, mv, q->Cg * q->T);
+				lir_term(k, &wa, civ, q->T);
+				if (q->cbv >= 0)
+					lir_term(k, &wa, q->cbv, q->T);
+				int wt = lir_temp(k, SORT_V);
+				lir_assign(k, wt, lir_load(k, q->bw, &wa));
+				for (int r = 0; r < rb; r++)
+					for (int j = 0; j < nv; j++)
+						lir_assign(k, ACC(i, r, j),
+							   lir_op(k, SEL_FMA_V, lir_ref(k, wt),
+								  mb > 1 ? lir_ref(k, xv[r * nv + j]) : lir_load(k, q->bx, &xa_of[r * nv + j]),
+								  lir_ref(k, ACC(i, r, j))));
+			}
+		}
+	lir_end(k);
+	lir_strength_reduce(k, civ);
+	if (!q->last) { /* partial sums */
+		for (int i = 0; i < mb; i++)
+			for (int r = 0; r < rb; r++)
+				for (int j = 0; j < nv; j++) {
+					LirAffine ya = y_flat(q, mv, i, rv, r, ov, j);
+					lir_store(k, yb, &ya, lir_ref(k, ACC(i, r, j)));
+				}
+		return;
+	}
+	/* the block through the group's epilogue; a heavy one (transcendentals)
+	 * after the whole block is in y, one vector at a time */
+	bool heavy = c->epi && cg_epilogue_heavy(c);
+	LirAffine dims[4];
+	for (int pass = heavy ? 0 : 1; pass < 2; pass++)
+		for (int i = 0; i < mb; i++)
+			for (int r = 0; r < rb; r++)
+				for (int j = 0; j < nv; j++) {
+					LirAffine ya = y_flat(q, mv, i, rv, r, ov, j);
+					if (pass == 0) {
+						lir_store(k, yb, &ya, lir_ref(k, ACC(i, r, j)));
+						continue;
+					}
+					int v = ACC(i, r, j);
+					if (heavy) {
+						v = lir_temp(k, SORT_V);
+						lir_assign(k, v, lir_load(k, yb, &ya));
+					}
+					y_dims(q, mv, i, rv, r, ov, j, dims);
+					cg_lir_result_store(c, k, q->y, v, dims);
+				}
+#undef ACC
+}
+
+/* The blocks along a row (ov loops: full blocks, the whole vectors left,
+ * a masked vector). */
+static void conv_row(ConvK *q, int mv, int mb, int rv, int rb, int nv)
+{
+	LirKernel *k = q->k;
+	int lanes = q->c->lanes;
+	int64_t wb = (int64_t)nv * lanes, full = q->cols / wb * wb, rest = q->cols - full;
+	if (full > 0) {
+		int ov = lir_for(k, 0, full, wb);
+		k->vars[ov].kind = LIR_LOOP_VECTOR;
+		conv_block(q, mv, mb, rv, rb, ov, nv);
+		lir_end(k);
+	}
+	int64_t whole = rest / lanes * lanes;
+	if (whole > 0) {
+		int ov = lir_for(k, full, full + whole, whole);
+		k->vars[ov].kind = LIR_LOOP_VECTOR;
+		conv_block(q, mv, mb, rv, rb, ov, (int)(whole / lanes));
+		lir_end(k);
+	}
+	if (rest > whole) {
+		int ov = lir_for(k, full + whole, q->cols, 1);
+		k->vars[ov].kind = LIR_LOOP_MASKED;
+		conv_block(q, mv, mb, rv, rb, ov, 1);
+		lir_end(k);
+	}
+}
+
+/* Every block of one slice of input channels: output channels, rows,
+ * then the row's columns, each with its remainder. */
+static void emit_blocks(ConvK *q, const ConvBlock *bk, int64_t Mg, int64_t rows)
+{
+	LirKernel *k = q->k;
+	int64_t m_main = Mg / bk->mb * bk->mb, r_main = rows / bk->rb * bk->rb;
+	for (int mi = 0; mi < 2; mi++) {
+		int64_t mlo = mi ? m_main : 0, mhi = mi ? Mg : m_main;
+		int mb = mi ? (int)(Mg - m_main) : bk->mb;
+		if (mhi <= mlo)
+			continue;
+		int mv = lir_for(k, mlo, mhi, mb);
+		for (int ri = 0; ri < 2; ri++) {
+			int64_t rlo = ri ? r_main : 0, rhi = ri ? rows : r_main;
+			int rb = ri ? (int)(rows - r_main) : bk->rb;
+			if (rhi <= rlo)
+				continue;
+			int rv = lir_for(k, rlo, rhi, rb);
+			conv_row(q, mv, mb, rv, rb, bk->nv);
+			lir_end(k);
+		}
+		lir_end(k);
+	}
+}
+
+/* Input channels per slice: a channel's rows under one band of output
+ * rows (every phase) plus its weights of one channel block, in half of
+ * the L1 data cache (the .md's l1d_bytes; none: one slice). */
+static int64_t slice_channels(CG *c, const ConvWindow *w, const Phased *ph, const ConvBlock *bk, int64_t Cg, int64_t T)
+{
+	double l1 = param_or(c->t, "l1d_bytes", 0);
+	if (l1 <= 0)
+		return Cg;
+	int64_t band = bk->rb + (w->k[0] - 1) * w->dil[0] / w->stride[0];
+	int64_t per = ph->nph[0] * ph->nph[1] * band * ph->P[1] * 4 + (int64_t)bk->mb * T * 4;
+	int64_t cb = (int64_t)(l1 / 2) / per;
+	if (cb < 8)
+		cb = 8;
+	return cb < Cg ? cb : Cg;
+}
+
+/* Direct convolution with register blocks over output channels, rows and
+ * vectors of a row (the block minimizing the cost model's estimate over
+ * the target's vector registers, FMA units and latency, load ports): per
+ * input channel every window tap is unrolled, each input vector read once
+ * for the block's channels and each weight broadcast once for its
+ * outputs.  Two spatial axes, fixed-width vectors with masks; false: not
+ * this form (the plain nest is used). */
+static bool conv_blocked(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *wv = n->in[1], *b = n->nin == 3 ? n->in[2] : NULL, *y = n->out[0];
+	const Shape *xs = &x->type.shape, *ws = &wv->type.shape;
+	if (c->scalable || xs->rank != 4 || c->lanes < 2 || target_class_for(c->t, SORT_M) < 0)
+		return false;
+	ConvWindow w;
+	if (!conv_window(n, xs, ws->dim + 2, false, &w) || w.ns != 2)
+		return false;
+	int64_t N = xs->dim[0], C = xs->dim[1], M = ws->dim[0], G = attr_i(n, "group");
+	int64_t Cg = C / G, Mg = M / G, T = w.k[0] * w.k[1];
+	if (Cg <= 0 || Mg <= 0 || w.out[0] <= 0 || w.out[1] <= 0)
+		return false;
+	ConvMachine m = conv_machine(c);
+	Phased ph;
+	/* one-tap windows over rows the phases hold whole: the rows are one axis */
+	bool merged = w.k[0] == 1 && w.k[1] == 1 && (!c->epi || epilogue_merges_rows(c, y));
+	int64_t rows = w.out[0], cols = w.out[1];
+	if (merged) {
+		rows = 1;
+		cols = w.out[0] * w.out[1];
+	}
+	double est;
+	ConvBlock bk = choose_block(&m, Mg, rows, cols, (double)Cg * (double)T, &est);
+	if (est < 0)
+		return false;
+	phased(c, x, &w, &ph);
+	if (merged && ph.P[1] != w.out[1]) {
+		/* (the phase rows are longer than the output's: not one axis) */
+		merged = false;
+		rows = w.out[0];
+		cols = w.out[1];
+		bk = choose_block(&m, Mg, rows, cols, (double)Cg * (double)T, &est);
+	}
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: conv", y->name);
+	lir_note(k, "register block: %d channels x %d rows x %d vectors (%d registers of %d); estimated %.0f cycles",
+		 bk.mb, bk.rb, bk.nv, block_regs(bk.mb, bk.rb, bk.nv), m.regs, est * (double)N * (double)G);
+	if (ph.id != x->id)
+		lir_note(k, "input padded and split into %lld x %lld stride phases of %lld x %lld",
+			 (long long)ph.nph[0], (long long)ph.nph[1], (long long)ph.P[0], (long long)ph.P[1]);
+	ConvK q = {c, k, y, b, &w, &ph, cg_lir_buffer(c, k, ph.id), cg_lir_buffer(c, k, wv->id),
+		   b ? cg_lir_buffer(c, k, b->id) : -1, C, Cg, Mg, T, rows, cols, merged, -1, -1, -1, 0, 0, false, false};
+	q.nv = lir_for(k, 0, N, 1);
+	q.gv = lir_for(k, 0, G, 1);
+	/* input-channel slices: one slice's rows of a band of output rows and
+	 * its weights of a channel block stay in half of the L1 data cache */
+	int64_t cb = slice_channels(c, &w, &ph, &bk, Cg, T), nslices = (Cg + cb - 1) / cb;
+	cb = (Cg + nslices - 1) / nslices;
+	nslices = (Cg + cb - 1) / cb;
+	if (nslices > 1)
+		lir_note(k, "input channels in %lld slices of %lld (partial sums in %s)", (long long)nslices, (long long)cb,
+			 y->name);
+	/* the first slice, the middle ones (a loop), the last */
+	for (int part = 0; part < 3; part++) {
+		int64_t lo = part == 0 ? 0 : part == 1 ? cb : (nslices - 1) * cb;
+		if ((part == 1 && nslices < 3) || (part == 2 && nslices < 2))
+			continue;
+		q.first = part == 0;
+		q.last = part == 2 || nslices == 1;
+		q.c0 = part == 1 ? 0 : lo;
+		q.cn = part == 2 ? Cg - lo : cb;
+		q.cbv = part == 1 ? lir_for(k, cb, (nslices - 1) * cb, cb) : -1;
+		emit_blocks(&q, &bk, Mg, rows);
+		if (part == 1)
+			lir_end(k);
+	}
+	lir_end(k);
+	lir_end(k);
+	bool ok = cg_lir_run(c, k, true);
+	lir_kernel_free(k);
+	return ok;
+}
+
 /* Direct convolution over the padded input, as Loop IR: loops over the
  * output, an accumulator per output element across the window's loops;
  * the last output axis is vectorized when its stride is 1 (the window's
@@ -52,6 +560,8 @@ bool cg_conv(CG *c, const Node *n)
 	ConvWindow w;
 	if (!conv_window(n, xs, ws->dim + 2, false, &w))
 		return false;
+	if (conv_blocked(c, n))
+		return true;
 	int ns = w.ns;
 	int64_t zero[3] = {0, 0, 0}, psize[3];
 	int xp = padded(c, x, &w, zero, 0.0, psize);
