@@ -58,7 +58,7 @@ static int64_t ceil_div(int64_t a, int64_t b)
 	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
 }
 
-static void phased(CG *c, const Value *x, const ConvWindow *w, Phased *ph)
+static void phased(CG *c, const Value *x, const ConvWindow *w, double fill, Phased *ph)
 {
 	const Shape *xs = &x->type.shape;
 	bool same = true;
@@ -76,7 +76,7 @@ static void phased(CG *c, const Value *x, const ConvWindow *w, Phased *ph)
 	int64_t plane = ph->P[0] * ph->P[1], nplanes = ph->nph[0] * ph->nph[1];
 	ph->id = cg_scratch(c, N * C * nplanes * plane);
 	cg_base_of(c, ph->id);
-	cg_fill(c, ph->id, 0.0, N * C * nplanes * plane);
+	cg_fill(c, ph->id, fill, N * C * nplanes * plane);
 	for (int64_t p0 = 0; p0 < ph->nph[0]; p0++)
 		for (int64_t p1 = 0; p1 < ph->nph[1]; p1++) {
 			int64_t p[2] = {p0, p1}, i0[2], cnt[2], src0[2];
@@ -501,7 +501,7 @@ static bool conv_blocked(CG *c, const Node *n)
 	ConvBlock bk = choose_block(&m, Mg, rows, cols, (double)Cg * (double)T, &est);
 	if (est < 0)
 		return false;
-	phased(c, x, &w, &ph);
+	phased(c, x, &w, 0.0, &ph);
 	if (merged && ph.P[1] != w.out[1]) {
 		/* (the phase rows are longer than the output's: not one axis) */
 		merged = false;
@@ -633,6 +633,74 @@ bool cg_conv(CG *c, const Node *n)
 	return ok;
 }
 
+/* avgpool's divisor along axis j: per output position the reciprocal of
+ * how many taps of the window count (inside the input, or inside the
+ * padded extent with count_include_pad), as read-only data. */
+static const char *pool_divisors(CG *c, const Node *n, const ConvWindow *w, int j)
+{
+	bool include_pad = attr_i(n, "count_include_pad") != 0;
+	Shape ts = {1, {w->out[j]}};
+	Tensor *t = tensor_new(DT_F32, &ts);
+	for (int64_t o = 0; o < w->out[j]; o++) {
+		int64_t cnt = 0;
+		for (int64_t k = 0; k < w->k[j]; k++) {
+			int64_t pos = o * w->stride[j] - w->pb[j] + k * w->dil[j];
+			cnt += include_pad ? (pos >= -w->pb[j] && pos < w->in[j] + w->pe[j]) : (pos >= 0 && pos < w->in[j]);
+		}
+		((float *)t->data)[o] = (float)(1.0 / (double)cnt);
+	}
+	return cg_add_data(c->p, t);
+}
+
+/* A 2-D pool over the input split by stride phases (padding -inf for
+ * max, 0 for average): every tap reads a contiguous row, so the output
+ * row is vectorized (masked last vector) whatever the stride. */
+static bool pool_phased(CG *c, const Node *n, const ConvWindow *w, bool avg)
+{
+	const Value *x = n->in[0], *y = n->out[0];
+	const Shape *xs = &x->type.shape;
+	Phased ph;
+	phased(c, x, w, avg ? 0.0 : -INFINITY, &ph);
+	int64_t NC = xs->dim[0] * xs->dim[1], plane = ph.P[0] * ph.P[1], nplanes = ph.nph[0] * ph.nph[1];
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", y->name, op_info[n->op].name);
+	if (ph.id != x->id)
+		lir_note(k, "input padded and split into %lld x %lld stride phases of %lld x %lld",
+			 (long long)ph.nph[0], (long long)ph.nph[1], (long long)ph.P[0], (long long)ph.P[1]);
+	int bx = cg_lir_buffer(c, k, ph.id), by = cg_lir_buffer(c, k, y->id);
+	int ncv = lir_for(k, 0, NC, 1), ohv = lir_for(k, 0, w->out[0], 1), owv = lir_for(k, 0, w->out[1], 1);
+	int acc = lir_temp(k, SORT_V);
+	lir_assign(k, acc, lir_constf(k, avg ? 0.0 : -INFINITY));
+	for (int64_t t0 = 0; t0 < w->k[0]; t0++)
+		for (int64_t t1 = 0; t1 < w->k[1]; t1++) {
+			int64_t d0 = t0 * w->dil[0], d1 = t1 * w->dil[1];
+			int64_t phase = ph.nph[0] == 1 && ph.nph[1] == 1 ? 0 : (d0 % w->stride[0]) * ph.nph[1] + d1 % w->stride[1];
+			LirAffine xa = lir_affine(phase * plane + d0 / w->stride[0] * ph.P[1] + d1 / w->stride[1]);
+			lir_term(k, &xa, ncv, nplanes * plane);
+			lir_term(k, &xa, ohv, ph.P[1]);
+			lir_term(k, &xa, owv, 1);
+			lir_assign(k, acc, lir_op(k, avg ? SEL_ADD_V : SEL_MAX_V, lir_ref(k, acc), lir_load(k, bx, &xa), NULL));
+		}
+	LirExpr *v = lir_ref(k, acc);
+	for (int j = 0; avg && j < 2; j++) {
+		LirAffine ta = lir_affine(0);
+		lir_term(k, &ta, j ? owv : ohv, 1);
+		int tb = lir_data_buffer(k, "(divisors)", w->out[j], 4, pool_divisors(c, n, w, j));
+		v = lir_op(k, SEL_MUL_V, v, lir_load(k, tb, &ta), NULL);
+	}
+	LirAffine ya = lir_affine(0);
+	lir_term(k, &ya, ncv, w->out[0] * w->out[1]);
+	lir_term(k, &ya, ohv, w->out[1]);
+	lir_term(k, &ya, owv, 1);
+	lir_store(k, by, &ya, v);
+	lir_end(k);
+	lir_end(k);
+	lir_end(k);
+	lir_vectorize(k, owv, LIR_TAIL_MASKED);
+	bool ok = cg_lir_run(c, k, true);
+	lir_kernel_free(k);
+	return ok;
+}
+
 /* maxpool (padding is -inf) and avgpool (counting the padding, or with no
  * padding at all: the divisor is then the window size everywhere). */
 bool cg_pool(CG *c, const Node *n)
@@ -656,25 +724,15 @@ bool cg_pool(CG *c, const Node *n)
 		any_pad |= w.pb[j] || w.pe[j] || extra[j];
 	}
 	(void)any_pad;
+	if (!c->scalable && ns == 2 && xs->rank == 4 && c->lanes >= 2 && target_class_for(c->t, SORT_M) >= 0)
+		return pool_phased(c, n, &w, avg);
 	int xp = padded(c, x, &w, extra, avg ? 0.0 : -INFINITY, psize);
 	/* avgpool's divisor is a product over the axes of how many taps of the
 	 * window count (inside the input, or inside the padded extent with
 	 * count_include_pad): per axis a table of reciprocals, in read-only data */
 	const char *rcp[3] = {NULL, NULL, NULL};
-	bool include_pad = attr_i(n, "count_include_pad") != 0;
-	for (int j = 0; avg && j < ns; j++) {
-		Shape ts = {1, {w.out[j]}};
-		Tensor *t = tensor_new(DT_F32, &ts);
-		for (int64_t o = 0; o < w.out[j]; o++) {
-			int64_t cnt = 0;
-			for (int64_t k = 0; k < w.k[j]; k++) {
-				int64_t pos = o * w.stride[j] - w.pb[j] + k * w.dil[j];
-				cnt += include_pad ? (pos >= -w.pb[j] && pos < w.in[j] + w.pe[j]) : (pos >= 0 && pos < w.in[j]);
-			}
-			((float *)t->data)[o] = (float)(1.0 / (double)cnt);
-		}
-		rcp[j] = cg_add_data(c->p, t);
-	}
+	for (int j = 0; avg && j < ns; j++)
+		rcp[j] = pool_divisors(c, n, &w, j);
 	int64_t NC = xs->dim[0] * xs->dim[1];
 	int64_t pstr[3], PS = 1, ostr[3], OS = 1;
 	for (int j = ns - 1; j >= 0; j--) {

@@ -55,8 +55,13 @@ void cg_lir_copy(CG *c, LirKernel *k, int in_v, int64_t in_off, const int64_t *i
 		lir_end(k);
 	/* (false, the nest unchanged, where the innermost loop does not
 	 * store contiguously or does not read contiguously or broadcast) */
-	if (!cg_is_i64(c, out_v) && !cg_is_i64(c, in_v))
-		lir_vectorize(k, var, LIR_TAIL_SCALAR);
+	if (!cg_is_i64(c, out_v) && !cg_is_i64(c, in_v) && lir_vectorize(k, var, LIR_TAIL_SCALAR))
+		return;
+	/* element by element (a strided read): four per iteration, through
+	 * pointers moved once per iteration */
+	if (dim[r - 1] >= 8)
+		lir_unroll(k, var, 4);
+	lir_strength_reduce(k, var);
 }
 
 /* Appends to k: every element of out_v (numel of them) set to v; i32
