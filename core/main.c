@@ -1070,7 +1070,8 @@ static int run_with(Options *o, int argc, char **argv)
 		free(path);
 	}
 	for (int k = 0; k < g->noutputs; k++) {
-		if (print || (!outfile[k] && !outdir && nouts == 0 && !check && !onnx_test))
+		bool json_stdout = o->profile_path && strcmp(o->profile_path, "-") == 0; /* (keeps stdout JSON) */
+		if (print || (!outfile[k] && !outdir && nouts == 0 && !check && !onnx_test && !json_stdout))
 			print_summary(g->outputs[k], outputs[k]);
 		if (!outfile[k] || rc)
 			continue;
