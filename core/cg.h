@@ -72,6 +72,8 @@ typedef struct {
 	Loop loops[16];
 	int nloops;
 	int ret;         /* the return-value register (fixed to the abi's) */
+	int acls, areg;  /* the abi's first argument register (class, index) */
+	int rcls, rreg;  /* its return register, rcls -1: none */
 	int err_label;   /* `return 1`: a run-time error (an index out of range) */
 	int *base;       /* per value: its base address vreg in this kernel, -1 */
 	int *based;      /* the values whose base this kernel has set */

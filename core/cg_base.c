@@ -22,8 +22,8 @@ const char *cg_add_data(Program *p, Tensor *t)
 		p->capdata = p->capdata ? 2 * p->capdata : 16;
 		p->data = xrealloc(p->data, (size_t)p->capdata * sizeof *p->data);
 	}
-	char *sym = strcmp(p->f->name, "gdcc_entry") == 0 ? xasprintf("gdcc_data_%d", p->ndata)
-							       : xasprintf("%s_data_%d", p->f->name, p->ndata);
+	char *sym = strcmp(p->entry, "gdcc_entry") == 0 ? xasprintf("gdcc_data_%d", p->ndata)
+							     : xasprintf("%s_data_%d", p->entry, p->ndata);
 	p->data[p->ndata++] = (DataItem){sym, t, NULL};
 	return sym;
 }

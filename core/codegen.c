@@ -341,13 +341,71 @@ static bool lower_node(CG *c, const Node *n)
 	return false;
 }
 
+/* The start of a function of the program: the args array from the first
+ * argument register, the return register, the error label, and on
+ * scalable targets vl = VLMAX for vector code outside strips. */
+static void func_open(CG *c, MFunc *f)
+{
+	c->f = f;
+	int a0 = mfunc_vreg(f, c->acls);
+	f->vregs[a0].preg = c->areg;
+	c->args = mfunc_vreg(f, c->icls);
+	sel_assign(f, c->args, sel_reg(f, a0));
+	/* the return value: 0, or 1 after a run-time error */
+	c->ret = -1;
+	if (c->rcls >= 0) {
+		c->ret = mfunc_vreg(f, c->rcls);
+		f->vregs[c->ret].preg = c->rreg;
+	}
+	c->err_label = sel_new_label(f);
+	if (c->scalable) {
+		/* vector code outside the strip-mined loops (broadcast scalars) runs
+		 * at the machine's length: vl = VLMAX */
+		int vl = mfunc_vreg(f, c->icls);
+		sel_assign(f, vl, sel_op(f, SEL_SETVL, sel_consti(f, 1 << 30), sel_consti(f, 1), NULL));
+	}
+}
+
+/* Its end: return 0; the error label: return 1. */
+static void func_close(CG *c)
+{
+	MFunc *f = c->f;
+	if (c->ret >= 0)
+		sel_assign(f, c->ret, sel_consti(f, 0));
+	sel_effect(f, sel_op(f, SEL_RET, NULL, NULL, NULL));
+	sel_label(f, c->err_label);
+	if (c->ret >= 0)
+		sel_assign(f, c->ret, sel_consti(f, 1));
+	sel_effect(f, sel_op(f, SEL_RET, NULL, NULL, NULL));
+}
+
 /* A new kernel at position pos, of nodes mem[0..m): no base address
  * known, the workspace past the plan of the kernels before freed, the
  * vector type (scalable targets) chosen; its header in the loop dump. */
 static void kernel_begin(CG *c, const Node *const *mem, int m, int pos)
 {
-	MFunc *f = c->f;
 	Program *p = c->p;
+	if (p->nkernels == p->capk) {
+		p->capk = p->capk ? 2 * p->capk : 16;
+		p->kinfo = xrealloc(p->kinfo, (size_t)p->capk * sizeof *p->kinfo);
+		if (p->split)
+			p->kf = xrealloc(p->kf, (size_t)p->capk * sizeof *p->kf);
+	}
+	KernelInfo *ki = &p->kinfo[p->nkernels];
+	ki->nodes = xmalloc((size_t)m * sizeof *ki->nodes);
+	ki->nnodes = m;
+	for (int i = 0; i < m; i++)
+		ki->nodes[i] = mem[i]->id;
+	ki->sym = NULL;
+	if (p->split) {
+		/* (--profile) the kernel as a function of its own */
+		if (p->nkernels > 0)
+			func_close(c);
+		ki->sym = xasprintf("gdcc_kernel_%d", p->nkernels);
+		p->kf[p->nkernels] = mfunc_new(c->t, ki->sym);
+		func_open(c, p->kf[p->nkernels]);
+	}
+	MFunc *f = c->f;
 	cg_bases_reset(c);
 	c->node = mem[0];
 	c->pos = pos;
@@ -431,8 +489,11 @@ static bool lower_group(CG *c, const Node *const *mem, int m, int pos)
 	const Value *out = mem[m - 1]->out[0];
 	for (int i = 1; i < m; i++)
 		c->fused[mem[i]->id] = true;
-	if (shape_numel(&out->type.shape) == 0)
+	if (shape_numel(&out->type.shape) == 0) {
+		for (int i = 0; i < m; i++)
+			c->p->no_kernel[mem[i]->id] = "empty: no elements to compute";
 		return true; /* nothing to compute */
+	}
 	kernel_begin(c, mem, m, pos);
 	c->p->nkernels++;
 	if (reduction) {
@@ -484,7 +545,7 @@ static bool lower_group(CG *c, const Node *const *mem, int m, int pos)
 }
 
 Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const *legal, const MemPlan *plan,
-		       const char *entry, FILE *loops, Diag *d)
+		       const char *entry, bool split, FILE *loops, Diag *d)
 {
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -492,7 +553,11 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 	p->t = t;
 	p->g = g;
 	p->loops = loops;
-	p->f = mfunc_new(t, entry);
+	p->split = split;
+	p->entry = xstrdup(entry);
+	p->no_kernel = xcalloc((size_t)g->nnodes + 1, sizeof *p->no_kernel);
+	p->rest = split ? xasprintf("%s_rest", entry) : NULL;
+	p->f = mfunc_new(t, split ? p->rest : entry); /* (which keeps the name) */
 	MFunc *f = p->f;
 	/* no decisions given (codegen()): decide here; a node that cannot run
 	 * is reported by lower_node, as the lowering's own error */
@@ -612,27 +677,18 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 		memplan_free(own);
 		return NULL;
 	}
-	int a0 = mfunc_vreg(f, acls);
-	f->vregs[a0].preg = areg;
-	c.args = mfunc_vreg(f, c.icls);
-	sel_assign(f, c.args, sel_reg(f, a0));
-	/* the return value: 0, or 1 after a run-time error */
-	c.ret = -1;
+	c.acls = acls;
+	c.areg = areg;
+	/* the return value's register */
+	c.rcls = c.rreg = -1;
 	const AbiArgs *ra = t->abi.nret ? &t->abi.ret[0] : NULL;
 	for (int i = 0; ra && i < t->nregclasses; i++)
 		if (strcmp(t->regclasses[i].name, ra->cls) == 0 && t->regclasses[i].sort == SORT_I)
 			for (int r = 0; r < t->regclasses[i].nregs; r++)
-				if (strcmp(t->regclasses[i].regs[r], ra->regs[0]) == 0) {
-					c.ret = mfunc_vreg(f, i);
-					f->vregs[c.ret].preg = r;
-				}
-	c.err_label = sel_new_label(f);
-	if (c.scalable) {
-		/* vector code outside the strip-mined loops (broadcast scalars) runs
-		 * at the machine's length: vl = VLMAX */
-		int vl = mfunc_vreg(f, c.icls);
-		sel_assign(f, vl, sel_op(f, SEL_SETVL, sel_consti(f, 1 << 30), sel_consti(f, 1), NULL));
-	}
+				if (strcmp(t->regclasses[i].regs[r], ra->regs[0]) == 0)
+					c.rcls = i, c.rreg = r;
+	if (!split)
+		func_open(&c, f);
 	if (loops)
 		fprintf(loops, "function %s(args[%d]) on %s, %d lanes, workspace %lld bytes\n", entry, p->nargs, t->name,
 			c.lanes, (long long)p->workspace_bytes);
@@ -665,6 +721,7 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 				continue;
 		}
 		if (plan->alias[n->out[0]->id] != n->out[0]->id) {
+			p->no_kernel[n->id] = "view: shares its operand's storage";
 			if (loops)
 				fprintf(loops, "view: %s = %s of %s (no kernel)\n", n->out[0]->name, op_info[n->op].name,
 					g->values[plan->alias[n->out[0]->id]]->name);
@@ -674,6 +731,12 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 		if (!lower_node(&c, n))
 			c.ok = false;
 		p->nkernels++;
+	}
+	if (split) {
+		/* the last kernel's function ends; what follows is the entry's */
+		if (p->nkernels > 0)
+			func_close(&c);
+		func_open(&c, f);
 	}
 	/* outputs that are inputs or constants: copied into their slot */
 	for (int i = 0; i < g->noutputs && c.ok; i++) {
@@ -699,13 +762,7 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 		shape_strides(&v->type.shape, str);
 		cg_copy(&c, v->id, 0, str, slot, 0, str, &v->type.shape);
 	}
-	if (c.ret >= 0)
-		sel_assign(f, c.ret, sel_consti(f, 0));
-	sel_effect(f, sel_op(f, SEL_RET, NULL, NULL, NULL));
-	sel_label(f, c.err_label);
-	if (c.ret >= 0)
-		sel_assign(f, c.ret, sel_consti(f, 1));
-	sel_effect(f, sel_op(f, SEL_RET, NULL, NULL, NULL));
+	func_close(&c);
 	free(gstart);
 	free(gat);
 	free(c.buf);
@@ -741,7 +798,9 @@ bool codegen_select(Program *p, Diag *d)
 {
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	bool ok = isel_function(p->f, d) && mfunc_verify(p->f, false, d);
+	bool ok = true;
+	for (int i = 0; ok && i < program_nfuncs(p); i++)
+		ok = isel_function(program_func(p, i), d) && mfunc_verify(program_func(p, i), false, d);
 	p->seconds[1] = since(&t0);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
@@ -753,20 +812,25 @@ bool codegen_allocate(Program *p, Diag *d)
 {
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	bool ok = regalloc_function(p->f, d) && mfunc_verify(p->f, true, d);
+	bool ok = true;
+	for (int i = 0; ok && i < program_nfuncs(p); i++)
+		ok = regalloc_function(program_func(p, i), d) && mfunc_verify(program_func(p, i), true, d);
 	p->seconds[2] = since(&t0);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	p->rss_kib[2] = ru.ru_maxrss;
 	p->spill_slots = 0;
-	for (int v = 0; v < p->f->nvregs; v++)
-		p->spill_slots += p->f->vregs[v].slot >= 0;
+	for (int i = 0; i < program_nfuncs(p); i++) {
+		const MFunc *f = program_func(p, i);
+		for (int v = 0; v < f->nvregs; v++)
+			p->spill_slots += f->vregs[v].slot >= 0;
+	}
 	return ok;
 }
 
 Program *codegen(const Graph *g, const Target *t, const MemPlan *plan, FILE *loops, Diag *d)
 {
-	Program *p = codegen_lower(g, t, NULL, plan, "gdcc_entry", loops, d);
+	Program *p = codegen_lower(g, t, NULL, plan, "gdcc_entry", false, loops, d);
 	if (p && (!codegen_select(p, d) || !codegen_allocate(p, d))) {
 		program_free(p);
 		return NULL;
@@ -785,6 +849,21 @@ void program_free(Program *p)
 	free(p->data);
 	free(p->text);
 	mfunc_free(p->f);
+	for (int i = 0; i < p->nkernels; i++) {
+		free(p->kinfo[i].nodes);
+		free(p->kinfo[i].sym);
+		if (p->split)
+			mfunc_free(p->kf[i]);
+	}
+	free(p->kinfo);
+	free(p->kf);
+	free(p->no_kernel);
+	free(p->entry);
+	free(p->rest);
 	free(p);
 }
+
+int program_nfuncs(const Program *p) { return p->split ? p->nkernels + 1 : 1; }
+
+MFunc *program_func(const Program *p, int i) { return p->split && i < p->nkernels ? p->kf[i] : p->f; }
 

@@ -19,10 +19,26 @@ typedef struct {
 	const char *tag;      /* a table the backend reuses (identity compared), or NULL */
 } DataItem;
 
+/* A kernel of the program: the graph nodes it computes (Node ids, in
+ * order: a fusion group's, or one node), and under --profile the symbol of
+ * its own function. */
+typedef struct {
+	int *nodes;
+	int nnodes;
+	char *sym;            /* split: gdcc_kernel_<i>, else NULL */
+} KernelInfo;
+
 typedef struct {
 	const Target *t;
 	const Graph *g;
-	MFunc *f;
+	MFunc *f;             /* the entry function; split: what follows the kernels */
+	char *entry;          /* the entry's name as asked (names the data symbols) */
+	char *rest;           /* split: the entry function's name, ENTRY_rest */
+	bool split;           /* --profile: each kernel its own function (kf) */
+	MFunc **kf;           /* split: the kernels' functions, nkernels of them */
+	KernelInfo *kinfo;    /* per kernel, nkernels of them */
+	int capk;
+	const char **no_kernel; /* per node (Node.id): why it is in no kernel ("view", "empty"), else NULL */
 	DataItem *data;
 	int ndata, capdata;
 	int64_t workspace_bytes;  /* planned_bytes + what the kernels need past it (scratch) */
@@ -59,8 +75,21 @@ void program_report(FILE *out, const Program *p, uint64_t hash, const double *fr
  * `legal` is the legalize stage's decision per node, by Node.id
  * (legality_decide): the lowering dispatches on it and decides nothing
  * again (NULL: decided here, as for codegen()). */
+/* split (--profile): each kernel becomes a function of its own,
+ * `int gdcc_kernel_<i>(void **args)` on the same arguments, and the entry
+ * function `ENTRY_rest` holds what follows the kernels (outputs that are
+ * inputs or constants copied to their slots); the emitted table
+ * gdcc_profile_kernels lists them all in order, gdcc_profile_nkernels
+ * counts the kernels (runtime/harness.c calls and times them). */
 Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const *legal, const MemPlan *plan,
-		       const char *entry, FILE *loops, Diag *d);
+		       const char *entry, bool split, FILE *loops, Diag *d);
+/* The functions of p, in emission order (split: the kernels, then the
+ * entry; else the entry alone): how many, and the i-th. */
+int program_nfuncs(const Program *p);
+MFunc *program_func(const Program *p, int i);
+/* The cost model's cycles of node n (the legality row's cost times its
+ * work), or -1 when the row gives none; the report's estimated_cycles. */
+double program_node_cycles(const Target *t, const Node *n);
 bool codegen_select(Program *p, Diag *d);
 bool codegen_allocate(Program *p, Diag *d);
 /* All three, entry gdcc_entry (tests, fuzzing). */

@@ -47,6 +47,8 @@ uint64_t content_hash(const Graph *g, const Target *t, const Options *o)
 	fprintf(f, "%016llx gdcc %s -O%d", (unsigned long long)t->md_hash, PACKAGE_VERSION, o->opt_level);
 	for (int i = 0; i < o->ndisabled; i++)
 		fprintf(f, " --disable-pass=%s", o->disabled[i]);
+	if (o->profile)
+		fputs(" --profile", f); /* (a function per kernel) */
 	fclose(f);
 	uint64_t h = XXH3_64bits(buf, len);
 	free(buf);

@@ -37,6 +37,7 @@
 #include "ops.h"
 #include "npusim.h"
 #include "pipeline.h"
+#include "profile.h"
 #include "place.h"
 #include "printer.h"
 #include "reduce.h"
@@ -105,6 +106,10 @@ static void usage(FILE *out)
 	      "      -t TARGET               compile for TARGET, assemble, link and run there\n"
 	      "      --check                 with -t: also run the reference and compare\n"
 	      "      --vlen N                with a scalable-vector target: run at VLEN N bits\n"
+	      "      --profile[=FILE]        with -t: time each kernel (a build with each kernel its\n"
+	      "                              own function); print a table, FILE gets it as JSON\n"
+	      "                              (- for stdout, the table then on stderr; docs/profile.md)\n"
+	      "      --profile-runs N        timed repetitions, the median reported (default 5)\n"
 	      "      --onnx-test DIR         inputs from DIR/input_N.pb, outputs compared with\n"
 	      "                              DIR/output_N.pb by ONNX's rule (1e-7 + 1e-3 |ref|)\n"
 	      "\n"
@@ -161,7 +166,7 @@ static void print_diags(Diag *d)
 /* ---- the pass manager's options ---------------------------------------------------
  * -O0/-O1/-O2, --print-after=PASS, --disable-pass=NAME, --verify-each: the
  * same for -S and run. */
-enum { OPT_VERIFY_EACH = 0x180, OPT_DISABLE_PASS, OPT_LIST_PASSES, OPT_ONNX_TEST };
+enum { OPT_VERIFY_EACH = 0x180, OPT_DISABLE_PASS, OPT_LIST_PASSES, OPT_ONNX_TEST, OPT_PROFILE, OPT_PROFILE_RUNS };
 #define PASS_OPTIONS \
 	{"print-after", required_argument, NULL, 'A'}, \
 	{"verify-each", no_argument, NULL, OPT_VERIFY_EACH}, \
@@ -756,12 +761,14 @@ static int run_with(Options *o, int argc, char **argv)
 		{"onnx-test", required_argument, NULL, OPT_ONNX_TEST},
 		{"host", required_argument, NULL, 'H'},
 		{"param", required_argument, NULL, 'M'},
+		{"profile", optional_argument, NULL, OPT_PROFILE},
+		{"profile-runs", required_argument, NULL, OPT_PROFILE_RUNS},
 		{"help", no_argument, NULL, 'h'},
 		LIMIT_OPTIONS,
 		PASS_OPTIONS,
 		{0},
 	};
-	bool check = false;
+	bool check = false, profile_runs_given = false;
 	const char *onnx_test = NULL;
 	Binding *ins = NULL, *outs = NULL;
 	int nins = 0, nouts = 0, rc = 0;
@@ -808,6 +815,26 @@ static int run_with(Options *o, int argc, char **argv)
 		case 'p': print = true; break;
 		case 'c': check = true; break;
 		case OPT_ONNX_TEST: onnx_test = o->onnx_test = optarg; break;
+		case OPT_PROFILE:
+			if (optarg && !*optarg) {
+				rc = usage_error("--profile=FILE needs a file name (or --profile alone: the table only)%s", "");
+				goto done;
+			}
+			o->profile = true;
+			o->profile_path = optarg;
+			break;
+		case OPT_PROFILE_RUNS: {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (errno || *end || !*optarg || v < 1 || v > 1000000) {
+				rc = usage_error("--profile-runs needs a number of runs from 1 to 1000000, got '%s'", optarg);
+				goto done;
+			}
+			o->profile_runs = (int)v;
+			profile_runs_given = true;
+			break;
+		}
 		case 'H': o->host_name = optarg; break;
 		case 'M':
 			if (!add_param_setting(o, optarg)) {
@@ -870,6 +897,30 @@ static int run_with(Options *o, int argc, char **argv)
 	if (check && !tgt) {
 		rc = usage_error("--check compares a target's results with the reference: give -t TARGET%s", "");
 		goto done;
+	}
+	if (profile_runs_given && !o->profile) {
+		rc = usage_error("--profile-runs sets how often --profile repeats the run: give --profile too%s", "");
+		goto done;
+	}
+	if (o->profile && !tgt) {
+		rc = usage_error("--profile times the kernels of a compiled model: give -t TARGET%s", "");
+		goto done;
+	}
+	if (o->profile) {
+		char *why = profile_unsupported(tgt);
+		if (!why && o->host_name)
+			why = xasprintf("--profile is not supported for a model placed on %s and a host (--host %s): profile it "
+					"on one target", tgt->name, o->host_name);
+		if (why) {
+			errorf("%s", why);
+			free(why);
+			rc = EXIT_USAGE;
+			goto done;
+		}
+		/* the JSON's file, staged now: an unwritable one fails before anything runs */
+		if (o->profile_path && strcmp(o->profile_path, "-") != 0 &&
+		    !(o->profile_tmp = stage_file(o->profile_path, &rc)))
+			goto done;
 	}
 	Diag d;
 	diag_init(&d);
@@ -1019,7 +1070,8 @@ static int run_with(Options *o, int argc, char **argv)
 		free(path);
 	}
 	for (int k = 0; k < g->noutputs; k++) {
-		if (print || (!outfile[k] && !outdir && nouts == 0 && !check && !onnx_test))
+		bool json_stdout = o->profile_path && strcmp(o->profile_path, "-") == 0; /* (keeps stdout JSON) */
+		if (print || (!outfile[k] && !outdir && nouts == 0 && !check && !onnx_test && !json_stdout))
 			print_summary(g->outputs[k], outputs[k]);
 		if (!outfile[k] || rc)
 			continue;

@@ -33,6 +33,10 @@ typedef struct {
 	/* reading and running */
 	const char *onnx_test;      /* run --onnx-test DIR: an ONNX model's integer inputs become constants */
 	const char *vlen;           /* run --vlen N: the vector length a scalable target runs at */
+	bool profile;               /* run --profile[=FILE]: each kernel its own function, timed */
+	const char *profile_path;   /* ... FILE: the profile as JSON (NULL: the table only; "-": stdout) */
+	const char *profile_tmp;    /* the staged file written for it (output.c), NULL for stdout */
+	int profile_runs;           /* --profile-runs=N: timed repetitions (default 5) */
 	/* what the driver measured and knows, for the report and messages */
 	Loc model_loc;              /* the model's graph */
 	double front_seconds[2];    /* parse+verify, legality */

@@ -83,20 +83,30 @@ static void dump_plan(FILE *out, const Unit *u) { memplan_print(out, u->g, u->pl
 
 static bool st_lower(Unit *u, Diag *d)
 {
-	u->p = codegen_lower(u->g, u->t, u->legal, u->plan, u->o->entry, u->loops, d);
+	u->p = codegen_lower(u->g, u->t, u->legal, u->plan, u->o->entry, u->o->profile, u->loops, d);
 	if (u->p)
 		u->count = u->p->nkernels;
 	return u->p != NULL;
 }
-static void dump_trees(FILE *out, const Unit *u) { mfunc_dump_trees(out, u->p->f); }
+static void dump_trees(FILE *out, const Unit *u)
+{
+	for (int i = 0; i < program_nfuncs(u->p); i++)
+		mfunc_dump_trees(out, program_func(u->p, i));
+}
 
 static bool st_select(Unit *u, Diag *d)
 {
 	bool ok = codegen_select(u->p, d);
-	u->count = u->p->f->ninsts;
+	u->count = 0;
+	for (int i = 0; i < program_nfuncs(u->p); i++)
+		u->count += program_func(u->p, i)->ninsts;
 	return ok;
 }
-static void dump_mir(FILE *out, const Unit *u) { mfunc_dump(out, u->p->f); }
+static void dump_mir(FILE *out, const Unit *u)
+{
+	for (int i = 0; i < program_nfuncs(u->p); i++)
+		mfunc_dump(out, program_func(u->p, i));
+}
 
 static bool st_allocate(Unit *u, Diag *d)
 {

@@ -15,6 +15,7 @@
 #include "gdcc_limits.h"
 #include "interp.h"
 #include "ops.h"
+#include "profile.h"
 #include "run.h"
 #include "util.h"
 
@@ -145,6 +146,7 @@ static int run_on_target(Session *s, const Graph *g, const Target *t, Tensor *co
 	char *asm_path = xasprintf("%s/model.s", dir), *prog = xasprintf("%s/model", dir);
 	char *harness_path = xasprintf("%s/%s", runtime_dir(), harness && harness->str ? harness->str : "");
 	char *stats_path = xasprintf("%s/stats.json", dir);
+	char *times_path = xasprintf("%s/profile.txt", dir);
 	char **files = xcalloc((size_t)(g->ninputs + g->noutputs), sizeof *files);
 	FILE *af = fopen(asm_path, "w");
 	if (!af) {
@@ -198,6 +200,15 @@ static int run_on_target(Session *s, const Graph *g, const Target *t, Tensor *co
 			len += strlen(a);
 			free(a);
 		}
+		if (s->o->profile) {
+			/* the harness times each kernel (runtime/harness.c) */
+			char *a = xasprintf(" 'p:%s:%d'", times_path, s->o->profile_runs > 0 ? s->o->profile_runs : 5);
+			if (len + strlen(a) + 64 > cap)
+				args = xrealloc(args, cap = 2 * (len + strlen(a) + 64));
+			strcpy(args + len, a);
+			len += strlen(a);
+			free(a);
+		}
 		snprintf(args + len, cap - len, " 'w:%lld'", (long long)p->workspace_bytes);
 		char vlen[32];
 		const ParamInfo *vd = target_param(t, "vlen_default");
@@ -237,7 +248,12 @@ static int run_on_target(Session *s, const Graph *g, const Target *t, Tensor *co
 		snprintf(lim, sizeof lim, "%" PRIu64, limits()->max_workspace_bytes);
 		setenv("GDCC_MAX_WORKSPACE_BYTES", lim, 1);
 		int st = rc ? 0 : system(full);
-		if (st != 0) {
+		if (st != 0 && WIFEXITED(st) && WEXITSTATUS(st) == 5 && s->o->profile) {
+			diag_error(d, loc_at(NULL, 0, 0), "%s: --profile: the outputs differ between repeated runs of the "
+				   "compiled model (%s): it reads bytes it has not written first, so it cannot be timed by repetition",
+				   t->name, cmd);
+			rc = EXIT_RUN;
+		} else if (st != 0) {
 			diag_error(d, loc_at(NULL, 0, 0), "%s: the compiled model failed (%s, status %d)", t->name, cmd,
 				   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 			rc = EXIT_RUN;
@@ -262,12 +278,26 @@ static int run_on_target(Session *s, const Graph *g, const Target *t, Tensor *co
 			rc = EXIT_RUN;
 		}
 	}
+	if (rc == 0 && s->o->profile) {
+		const char *vl = "";
+		char vbuf[32];
+		if (t->scalable) {
+			const ParamInfo *vd = target_param(t, "vlen_default");
+			snprintf(vbuf, sizeof vbuf, "%s", s->o->vlen ? s->o->vlen : "");
+			if (!s->o->vlen && vd && vd->n)
+				snprintf(vbuf, sizeof vbuf, "%d", (int)vd->values[0]);
+			vl = vbuf;
+		}
+		rc = profile_report(s, p, times_path, vl, d);
+	}
 out:
 	for (int i = 0; i < g->ninputs + g->noutputs; i++) {
 		if (files[i])
 			remove(files[i]);
 		free(files[i]);
 	}
+	remove(times_path);
+	free(times_path);
 	free(files);
 	remove(asm_path);
 	remove(prog);
@@ -303,6 +333,11 @@ int run_model(Session *s, const Graph *g, const Target *t, Tensor *const *inputs
 		return EXIT_INPUT;
 	if (!host)
 		return run_on_target(s, g, t, inputs, outputs, d);
+	if (s->o->profile) {
+		diag_error(d, loc_at(NULL, 0, 0), "--profile is not supported for a model placed on %s and its host %s: "
+			   "profile it on one target (without --host)", t->name, host->name);
+		return EXIT_USAGE;
+	}
 	Placement *pl = place_graph(g, t, host, d);
 	if (!pl)
 		return EXIT_INPUT;

@@ -742,3 +742,63 @@ Test(memplan, codegen_moves_a_result_written_before_its_lifetime)
 	diag_free(&d);
 	graph_free(g);
 }
+
+/* --profile's build: each kernel a function of its own (gdcc_kernel_<i>),
+ * the entry (ENTRY_rest) after them, the same kernels as the normal build
+ * and each with its nodes; the view in no kernel, with its reason */
+Test(memplan, codegen_split_makes_a_function_per_kernel)
+{
+	Graph *g = t_model("graph g {\n"
+			   "  input x : f32[4, 16]\n"
+			   "  a = neg(x)\n"
+			   "  v = reshape(a, shape=[64])\n"
+			   "  r = relu(v)\n"
+			   "  y = transpose(r)\n"
+			   "  output y\n"
+			   "}\n");
+	const Target *t = target_lookup("x86-avx2");
+	Diag d;
+	diag_init(&d);
+	MemPlan *m = memplan_build_for(g, true, t);
+	Program *n = codegen_lower(g, t, NULL, m, "gdcc_entry", false, NULL, &d);
+	Program *p = codegen_lower(g, t, NULL, m, "gdcc_entry", true, NULL, &d);
+	memplan_free(m);
+	cr_assert_not_null(n);
+	cr_assert_not_null(p);
+	cr_assert(codegen_select(p, &d) && codegen_allocate(p, &d));
+	cr_assert_eq(program_nfuncs(n), 1);
+	cr_assert_str_eq(program_func(n, 0)->name, "gdcc_entry");
+	cr_assert_eq(p->nkernels, n->nkernels);
+	cr_assert_eq(p->nkernels, 3);
+	cr_assert_eq(program_nfuncs(p), 4);
+	static const char *const outs[] = {"a", "r", "y"};
+	for (int k = 0; k < 3; k++) {
+		char want[32];
+		snprintf(want, sizeof want, "gdcc_kernel_%d", k);
+		cr_assert_str_eq(program_func(p, k)->name, want);
+		cr_assert_str_eq(p->kinfo[k].sym, want);
+		cr_assert_gt(program_func(p, k)->ninsts, 0);
+		cr_assert_eq(p->kinfo[k].nnodes, 1);
+		cr_assert_eq(n->kinfo[k].nnodes, 1);
+		cr_assert_eq(p->kinfo[k].nodes[0], n->kinfo[k].nodes[0]);
+		cr_assert_null(n->kinfo[k].sym);
+		const Node *node = NULL;
+		for (int i = 0; i < g->nnodes; i++)
+			if (g->nodes[i]->id == p->kinfo[k].nodes[0])
+				node = g->nodes[i];
+		cr_assert_not_null(node);
+		cr_assert_str_eq(node->out[0]->name, outs[k]);
+	}
+	cr_assert_str_eq(program_func(p, 3)->name, "gdcc_entry_rest");
+	const Node *view = NULL;
+	for (int i = 0; i < g->nnodes; i++)
+		if (strcmp(g->nodes[i]->out[0]->name, "v") == 0)
+			view = g->nodes[i];
+	cr_assert_not_null(view);
+	cr_assert_not_null(p->no_kernel[view->id]);
+	cr_assert(strncmp(p->no_kernel[view->id], "view", 4) == 0);
+	program_free(n);
+	program_free(p);
+	diag_free(&d);
+	graph_free(g);
+}
