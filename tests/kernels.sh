@@ -63,5 +63,18 @@ if grep -q '^kernel 0: y = add, mul, layernorm (fusion group)' "$tmp/loops" &&
 else
 	bad "fuse_prologue --emit=loops: no prologue in the layernorm"; sed -n '/^loops of y/,/^kernel/p' "$tmp/loops" | head -20
 fi
+
+# The register-blocked convolution (issue 14): its block follows the .md's
+# vector registers (15 allocatable ymm of x86-avx2: 6 channels x 2 rows x 1
+# vector, 12 accumulators); a strided one reads its input split by stride
+# phase; many input channels go in L1-sized slices (l1d_bytes).
+"$GDCC" "$SRCDIR/examples/resnet_block.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+if grep -q '# register block: 6 channels x 2 rows x 1 vectors (15 registers of 15)' "$tmp/loops" &&
+	grep -q '# input padded and split into 1 x 1 stride phases of 58 x 58' "$tmp/loops"; then ok; else
+	bad "resnet_block --emit=loops: not the 6 x 2 x 1 register block"; grep '#' "$tmp/loops" | head; fi
+"$GDCC" "$SRCDIR/tests/backend/conv_blocked.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+if grep -q '# input padded and split into 3 x 3 stride phases of 6 x 7' "$tmp/loops" &&
+	grep -q '# input channels in 12 slices of 25 (partial sums in c3)' "$tmp/loops"; then ok; else
+	bad "conv_blocked --emit=loops: no phases or slices"; grep '#' "$tmp/loops" | head; fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
