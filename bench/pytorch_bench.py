@@ -22,6 +22,11 @@ time per call, the ratio is gdcc / PyTorch from the same rounds.
                    (3..11, odd) and calls per round N are chosen from a first
                    call of each contender.
 
+The bundled examples with a benchmark model's architecture and shapes
+(examples/resnet_block.ir, mlp.ir, bert_layer.ir) are compiled from their .ir
+and timed in the same rounds against that model's PyTorch forward (their own
+weights, so their outputs are not compared here; --no-examples leaves them out).
+
 Pinning and thread variables are left to the caller (bench/pytorch.sh).
 A model that fails to export, compile, link, run or match is reported with the
 reason; the exit status is then 1.
@@ -48,6 +53,10 @@ import torchvision
 HERE = os.path.dirname(os.path.abspath(__file__))
 RTOL, ATOL = 1e-3, 1e-4
 MODELS = ["resnet18", "mobilenet_v2", "resnet_block", "mlp", "bert_layer"]
+# The bundled examples with the architecture and shapes of a benchmark model
+# (their own seeded weights; mlp.ir also has a softmax output): each also
+# timed against that model's PyTorch forward, in the same rounds.
+EXAMPLES = {"resnet_block": "resnet_block.ir", "mlp": "mlp.ir", "bert_layer": "bert_layer.ir"}
 DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "bool": np.bool_,
           "f16": np.float16, "i8": np.int8, "u8": np.uint8, "i16": np.int16}
 
@@ -258,6 +267,8 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--json", default=None, help="also write the results as JSON to this file")
     ap.add_argument("-v", "--verbose", action="store_true", help="print the report's per-pass figures too")
+    ap.add_argument("--no-examples", action="store_true",
+                    help="do not also time the bundled examples (examples/*.ir) against their models' PyTorch forward")
     a = ap.parse_args()
 
     if a.compare is not None:
@@ -323,6 +334,24 @@ def main():
                 failed += 1
         if not builds:
             continue
+        if name in EXAMPLES and not a.no_examples:
+            # the example program (its own weights: no output check; its
+            # results are checked by the test suite's run --check)
+            ex = os.path.join(a.srcdir, "examples", EXAMPLES[name])
+            row = {"model": name, "flags": "examples/" + EXAMPLES[name], "status": "ok"}
+            rows.append(row)
+            try:
+                b = GdccBuild(gdcc, flagsets[0], ex, os.path.join(work, f"{name}.example"))
+                row.update(compile_s=b.compile_s, nodes=b.nodes(), groups=b.groups(), kernels=b.stat("code", "kernels"),
+                           workspace_bytes=b.stat("code", "workspace_bytes") or b.stat("workspace", "bytes"))
+                b.set_input(xn)
+                b()
+                print(f"  [{row['flags']}] compiled in {b.compile_s:.2f} s (its own weights: not compared)")
+                builds.append((row, b))
+            except Failure as e:
+                row["status"] = str(e)
+                print(f"  [{row['flags']}] {e}")
+                failed += 1
         try:
             with torch.no_grad():
                 fwd = lambda: model(x)
