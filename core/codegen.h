@@ -17,6 +17,7 @@ typedef struct {
 	char *sym;
 	Tensor *data;
 	const char *tag;      /* a table the backend reuses (identity compared), or NULL */
+	bool borrowed;        /* data is the graph's (an imported constant's tensor): not freed */
 } DataItem;
 
 typedef struct {
