@@ -13,6 +13,10 @@ SRCDIR=${SRCDIR:-.}
 CC=${CC:-cc}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# gdcc -c's temporary folders go here, which must be empty at the end
+mkdir "$tmp/t"
+TMPDIR=$tmp/t
+export TMPDIR
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
@@ -163,6 +167,8 @@ expect_fail 2 "the entry function's name must be a C identifier" "--entry=1x" "$
 no_files "bad command lines" "$tmp/bad"
 # -c's default output: MODEL's name with .o, in the working folder
 (cd "$tmp/bad" && "$GDCC" -c "$tmp/nodata.ir" -t x86-avx2) && [ -s "$tmp/bad/nodata.o" ] && ok || bad "-c without -o: no nodata.o"
+
+no_files "gdcc -c's temporary folders (\$TMPDIR)" "$tmp/t"
 
 echo "c_api: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
