@@ -24,7 +24,7 @@ const char *cg_add_data(Program *p, Tensor *t)
 	}
 	char *sym = strcmp(p->entry, "gdcc_entry") == 0 ? xasprintf("gdcc_data_%d", p->ndata)
 							     : xasprintf("%s_data_%d", p->entry, p->ndata);
-	p->data[p->ndata++] = (DataItem){sym, t, NULL};
+	p->data[p->ndata++] = (DataItem){sym, t, NULL, false};
 	return sym;
 }
 
@@ -48,8 +48,10 @@ const char *cg_const_relayout(CG *c, int value, Tensor *t)
 	if (v && v->nuses == 1 && !v->is_output && b->kind == BUF_CONST && c->plan->alias[value] == value && !c->viewed[value])
 		for (int i = 0; i < c->p->ndata; i++)
 			if (strcmp(c->p->data[i].sym, b->sym) == 0 && tensor_bytes(c->p->data[i].data) == tensor_bytes(t)) {
-				tensor_free(c->p->data[i].data);
+				if (!c->p->data[i].borrowed)
+					tensor_free(c->p->data[i].data);
 				c->p->data[i].data = t;
+				c->p->data[i].borrowed = false;
 				return c->p->data[i].sym;
 			}
 	return cg_add_data(c->p, t);

@@ -633,7 +633,14 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 			if (v->is_output && n->op != OP_CONSTANT)
 				continue; /* (a constant output is data, copied to its slot) */
 			int64_t numel = shape_numel(&v->type.shape);
-			if (n->op == OP_CONSTANT) {
+			if (n->op == OP_CONSTANT && n->init.kind == INIT_TENSOR && n->init.data &&
+			    tensor_bytes(n->init.data) == (size_t)numel * dtype_size(v->type.dtype)) {
+				/* an imported constant's tensor: its bytes as they are, not
+				 * copied (the graph outlives the program) */
+				const char *sym = cg_add_data(p, n->init.data);
+				p->data[p->ndata - 1].borrowed = true;
+				c.buf[v->id] = (Buf){BUF_CONST, 0, sym, 0, numel, (int)dtype_size(v->type.dtype)};
+			} else if (n->op == OP_CONSTANT) {
 				Tensor *data = tensor_new(v->type.dtype, &v->type.shape);
 				if (!materialize_constant(n, data, d)) {
 					tensor_free(data);
@@ -844,7 +851,8 @@ void program_free(Program *p)
 		return;
 	for (int i = 0; i < p->ndata; i++) {
 		free(p->data[i].sym);
-		tensor_free(p->data[i].data);
+		if (!p->data[i].borrowed)
+			tensor_free(p->data[i].data);
 	}
 	free(p->data);
 	free(p->text);

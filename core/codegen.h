@@ -17,6 +17,7 @@ typedef struct {
 	char *sym;
 	Tensor *data;
 	const char *tag;      /* a table the backend reuses (identity compared), or NULL */
+	bool borrowed;        /* data is the graph's (an imported constant's tensor): not freed */
 } DataItem;
 
 /* A kernel of the program: the graph nodes it computes (Node ids, in
@@ -54,7 +55,7 @@ typedef struct {
 	int lmul;             /* register group of the vector loops (1) */
 	int gemm_mr, gemm_kc; /* GEMM register block rows and K block (0: not used) */
 	int spill_slots;
-	char *text;           /* the assembly, once rendered (program_render) */
+	char *text;           /* the code's assembly, once rendered (program_render) */
 	size_t textlen;
 } Program;
 
@@ -95,11 +96,28 @@ bool codegen_allocate(Program *p, Diag *d);
 /* All three, entry gdcc_entry (tests, fuzzing). */
 Program *codegen(const Graph *g, const Target *t, const MemPlan *plan, FILE *loops, Diag *d);
 void program_free(Program *p);
-/* The whole assembly file: as rendered, or rendered now. */
-void program_emit(FILE *out, const Program *p);
-/* Render the assembly into p->text (the emit stage); its size in *bytes. */
+/* Where a program's constant data lives: NULL path, inline in the
+ * assembly (.long directives); else in a weights file, named in the
+ * .incbin directives by `path` (as the assembler will open it), this
+ * program's data starting at `offset` (a multiple of 64). */
+typedef struct {
+	const char *path;
+	int64_t offset;
+} WeightsRef;
+/* The whole assembly file: the code (as rendered, or rendered now), then
+ * the constant data as w says (NULL: inline). */
+void program_emit(FILE *out, const Program *p, const WeightsRef *w);
+/* Render the code's assembly into p->text (the emit stage); its size in *bytes. */
 bool program_render(Program *p, long long *bytes);
-/* The manifest (JSON): entry, arguments, dtypes, shapes, workspace, hash. */
-void program_manifest(FILE *out, const Program *p, uint64_t model_hash);
+/* The weights file's bytes for p (its data symbols, each 32-byte aligned;
+ * 0 when it has none), and writing them; false on a write error. */
+int64_t program_weights_bytes(const Program *p);
+bool program_write_weights(FILE *out, const Program *p);
+/* The manifest (JSON): entry, arguments, dtypes, shapes, workspace,
+ * weights (w as for program_emit), hash. */
+void program_manifest(FILE *out, const Program *p, uint64_t model_hash, const WeightsRef *w);
+/* The C header of p's entry point (core/header.c, docs/c-api.md); `path`
+ * (NULL or "-": standard output) gives its prefix. */
+void program_header(FILE *out, const Program *p, const char *path);
 
 #endif

@@ -1,4 +1,5 @@
 /* Compiling (see compile.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -60,13 +61,67 @@ typedef struct {
 	uint64_t hash;
 	const Session *s;
 	const PassLog *log;
+	const WeightsRef *w;
 } ProgramJob;
 
-static void write_asm(FILE *out, const void *ctx) { program_emit(out, ((const ProgramJob *)ctx)->p); }
+static void write_asm(FILE *out, const void *ctx)
+{
+	const ProgramJob *j = ctx;
+	program_emit(out, j->p, j->w);
+}
 static void write_manifest(FILE *out, const void *ctx)
 {
 	const ProgramJob *j = ctx;
-	program_manifest(out, j->p, j->hash);
+	program_manifest(out, j->p, j->hash, j->w);
+}
+static void write_weights(FILE *out, const void *ctx) { program_write_weights(out, ((const ProgramJob *)ctx)->p); }
+static void write_header(FILE *out, const void *ctx)
+{
+	const ProgramJob *j = ctx;
+	program_header(out, j->p, j->s->o->header_path);
+}
+
+/* ---- the weights file (docs/backend.md, "Constant data") ----------------------
+ * -S writes a model's constant data into a weights file beside the
+ * assembly, which names it by its absolute path in .incbin directives:
+ * --weights=FILE names it; by default it is OUT without a trailing .s,
+ * plus .weights.bin (M.s: M.weights.bin), written when there is data and
+ * -o names a file (else, and with --weights=inline, the data is inline
+ * text).  `stale`: the default name, to remove at commit when nothing is
+ * written there. */
+char *weights_path(const Options *o, const char *out, int64_t bytes, char **stale)
+{
+	*stale = NULL;
+	if (o->weights && strcmp(o->weights, "inline") == 0)
+		return NULL;
+	if (o->weights)
+		return xstrdup(o->weights);
+	if (!names_a_file(out))
+		return NULL;
+	size_t n = strlen(out);
+	char *def = n > 2 && strcmp(out + n - 2, ".s") == 0 ? xasprintf("%.*s.weights.bin", (int)(n - 2), out)
+							     : xasprintf("%s.weights.bin", out);
+	if (bytes > 0)
+		return def;
+	*stale = def;
+	return NULL;
+}
+
+/* Stage the weights file `path` (NULL: none) with write_fn(ctx), and set
+ * *abs to the name the .incbin directives give it.  0 or an exit status. */
+static int stage_weights(const char *path, Writer write_fn, const void *ctx, char **abs)
+{
+	*abs = NULL;
+	if (!path)
+		return 0;
+	int rc = write_output(path, write_fn, ctx);
+	if (rc)
+		return rc;
+	if (!(*abs = output_resolve(path))) {
+		errorf("cannot create '%s': %s", path, strerror(errno));
+		return EXIT_RUN;
+	}
+	return 0;
 }
 static void write_mir(FILE *out, const void *ctx) { mfunc_dump(out, ((const ProgramJob *)ctx)->p->f); }
 
@@ -103,13 +158,13 @@ Program *compile_program(Session *s, const Graph *g, const Target *t, const char
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *m = open_memstream(&buf, &len);
-		ProgramJob job = {p, content_hash(g, t, o), s, &log};
+		ProgramJob job = {p, content_hash(g, t, o), s, &log, NULL};
 		write_report(m, &job);
 		fclose(m);
 		s->reports = xrealloc(s->reports, (size_t)(s->nreports + 1) * sizeof *s->reports);
 		s->reports[s->nreports++] = buf;
 	} else if (p && o->report_path) {
-		ProgramJob job = {p, content_hash(g, t, o), s, &log};
+		ProgramJob job = {p, content_hash(g, t, o), s, &log, NULL};
 		int wrc = write_output(o->report_path, write_report, &job);
 		if (wrc != 0) {
 			s->status = wrc;
@@ -127,21 +182,33 @@ int compile_to_file(Session *s, const Graph *g, const Target *t, const char *emi
 	char *lbuf = NULL;
 	size_t llen = 0;
 	FILE *lstream = loops ? open_memstream(&lbuf, &llen) : NULL;
-	Program *p = compile_program(s, g, t, NULL, lstream, d);
+	Program *p = compile_program(s, g, t, s->o->entry, lstream, d);
 	if (lstream)
 		fclose(lstream);
 	int rc;
 	if (!p) {
 		rc = s->status;
 	} else {
-		ProgramJob job = {p, content_hash(g, t, s->o), s, NULL};
+		WeightsRef w = {0};
+		ProgramJob job = {p, content_hash(g, t, s->o), s, NULL, &w};
 		if (!emit) {
-			rc = write_output(out, write_asm, &job);
+			char *stale, *wpath = weights_path(s->o, out, program_weights_bytes(p), &stale), *abs = NULL;
+			rc = stage_weights(wpath, write_weights, &job, &abs);
+			w.path = abs;
+			if (stale)
+				stage_remove(stale);
+			if (rc == 0)
+				rc = write_output(out, write_asm, &job);
 			if (rc == 0 && names_a_file(out)) {
 				char *mpath = xasprintf("%s.json", out);
 				rc = write_output(mpath, write_manifest, &job);
 				free(mpath);
 			}
+			if (rc == 0 && s->o->header_path)
+				rc = write_output(s->o->header_path, write_header, &job);
+			free(wpath);
+			free(stale);
+			free(abs);
 		} else if (loops) {
 			rc = write_output(out, fputs_writer, lbuf);
 		} else {
@@ -192,7 +259,21 @@ typedef struct {
 	Program **progs;
 	uint64_t hash;
 	bool host_part;   /* the host's segments, else the device's */
+	WeightsRef *w;    /* each segment's data (NULL: inline) */
 } PlacedAsmJob;
+
+/* One weights file for all segments, each's at its WeightsRef offset. */
+static void write_placed_weights(FILE *o, const void *ctx)
+{
+	const PlacedAsmJob *j = ctx;
+	int64_t at = 0;
+	for (int k = 0; k < j->pl->nsegs; k++) {
+		for (; at < j->w[k].offset; at++)
+			fputc(0, o);
+		program_write_weights(o, j->progs[k]);
+		at += program_weights_bytes(j->progs[k]);
+	}
+}
 
 static void write_placed_asm(FILE *o, const void *ctx)
 {
@@ -201,7 +282,7 @@ static void write_placed_asm(FILE *o, const void *ctx)
 		j->host_part ? "host" : "device", j->pl->g->name, j->pl->device->name, j->pl->host->name);
 	for (int k = 0; k < j->pl->nsegs; k++)
 		if (j->pl->segs[k].host == j->host_part)
-			program_emit(o, j->progs[k]);
+			program_emit(o, j->progs[k], j->w && j->w[k].path ? &j->w[k] : NULL);
 }
 
 static void write_placed_manifest(FILE *o, const void *ctx)
@@ -218,7 +299,7 @@ static void write_placed_manifest(FILE *o, const void *ctx)
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *m = open_memstream(&buf, &len);
-		program_manifest(m, j->progs[k], j->hash);
+		program_manifest(m, j->progs[k], j->hash, j->w && j->w[k].path ? &j->w[k] : NULL);
 		fclose(m);
 		fprintf(o, "%s\n%s", k ? "," : "", buf);
 		free(buf);
@@ -261,8 +342,23 @@ int compile_placed(Session *s, const Graph *g, const Target *t, const Target *ho
 		bool any_host = false;
 		for (int k = 0; k < pl->nsegs; k++)
 			any_host |= pl->segs[k].host;
-		PlacedAsmJob job = {pl, progs, hash, false};
-		rc = write_output(out, write_placed_asm, &job);
+		WeightsRef *w = xcalloc((size_t)pl->nsegs, sizeof *w);
+		int64_t total = 0;
+		for (int k = 0; k < pl->nsegs; k++) {
+			w[k].offset = total;
+			total += (program_weights_bytes(progs[k]) + 63) / 64 * 64;
+		}
+		PlacedAsmJob job = {pl, progs, hash, false, w};
+		char *stale, *wpath = weights_path(s->o, out, total, &stale), *abs = NULL;
+		rc = stage_weights(wpath, write_placed_weights, &job, &abs);
+		for (int k = 0; k < pl->nsegs; k++)
+			w[k].path = abs;
+		if (stale)
+			stage_remove(stale);
+		free(wpath);
+		free(stale);
+		if (rc == 0)
+			rc = write_output(out, write_placed_asm, &job);
 		if (rc == 0 && names_a_file(out)) {
 			size_t n = strlen(out);
 			char *hpath = n > 2 && strcmp(out + n - 2, ".s") == 0 ? xasprintf("%.*s.host.s", (int)(n - 2), out)
@@ -282,6 +378,8 @@ int compile_placed(Session *s, const Graph *g, const Target *t, const Target *ho
 			job.host_part = true;
 			rc = write_output(out, write_placed_asm, &job);
 		}
+		free(abs);
+		free(w);
 	}
 	if (rc == 0 && s->o->report_path)
 		rc = write_placed_report_file(s, pl, hash);

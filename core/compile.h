@@ -39,6 +39,10 @@ int compile_to_file(Session *s, const Graph *g, const Target *t, const char *emi
  * manifest (placement, transfers, each segment's arguments). */
 int compile_placed(Session *s, const Graph *g, const Target *t, const Target *host, const char *emit, const char *out,
 		   Diag *d);
+/* The weights file -S to `out` writes for `bytes` of constant data
+ * (malloc'd), or NULL for inline data; *stale: the default name when it is
+ * not written (to remove at commit), else NULL.  docs/backend.md. */
+char *weights_path(const Options *o, const char *out, int64_t bytes, char **stale);
 /* A Writer of a Placement (ctx): --emit=placement. */
 void write_placement(FILE *out, const void *ctx);
 /* The report of a placed model run (run.c): 0 or an exit status. */

@@ -40,6 +40,9 @@ void stage_rmdir(const char *dir);
 /* Does -o name a file that can have others beside it (the .s.json
  * manifest, the .host.s)?  Not standard output, nor a device or FIFO. */
 bool names_a_file(const char *out);
+/* The file writing `path` writes, as an absolute path (symlinks followed,
+ * its folder canonical; malloc'd), or NULL with errno set. */
+char *output_resolve(const char *path);
 /* Put every staged output in place; 0, or EXIT_RUN after the message
  * with nothing left behind. */
 int outputs_commit(void);

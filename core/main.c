@@ -6,7 +6,9 @@
  *
  * Exit status: 0 success, 1 invalid input (model, .npy), 2 bad command
  * line, 3 failure while running (a kernel error, an unwritable file). */
+#include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <time.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -62,7 +64,17 @@ static void usage(FILE *out)
 	      "  -o, --output=FILE    write the result (--emit) to FILE instead of stdout\n"
 	      "  -t, --target=TARGET  check the model against TARGET's legality table\n"
 	      "  -S                   compile for the -t target: assembly to -o FILE (and a\n"
-	      "                       manifest to FILE.json)\n"
+	      "                       manifest to FILE.json, the weights to FILE without .s\n"
+	      "                       plus .weights.bin, which the assembly names by its\n"
+	      "                       absolute path)\n"
+	      "  -c                   compile and assemble (the .md's assembler): an object\n"
+	      "                       file to -o FILE (default: MODEL's name with .o)\n"
+	      "      --weights=inline|FILE  with -S: the constant data inline in the\n"
+	      "                       assembly, or in FILE\n"
+	      "      --header=FILE    with -S or -c: a C header declaring the entry point, the\n"
+	      "                       inputs' and outputs' shapes and a typed wrapper\n"
+	      "                       (docs/c-api.md)\n"
+	      "      --entry=NAME     the entry function's name (default gdcc_entry)\n"
 	      "      --emit=STAGE     print a stage: ir (the verified graph in model.ir syntax),\n"
 	      "                       legality (each node's decision on the -t target),\n"
 	      "                       placement (which nodes run on the target, which on its\n"
@@ -540,6 +552,9 @@ static int check_with(Options *o, int argc, char **argv)
 		{"report", required_argument, NULL, 'R'},
 		{"host", required_argument, NULL, 'H'},
 		{"param", required_argument, NULL, 'M'},
+		{"weights", required_argument, NULL, 'W'},
+		{"header", required_argument, NULL, 'I'},
+		{"entry", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		LIMIT_OPTIONS,
@@ -547,10 +562,10 @@ static int check_with(Options *o, int argc, char **argv)
 		{0},
 	};
 	const char *out = NULL, *emit = NULL, *target_name = NULL, *format = NULL;
-	bool print_legality = false, assemble = false;
+	bool print_legality = false, assemble = false, object = false, entry_given = false;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:t:O::hVS", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:t:O::hVSc", opts, NULL)) != -1) {
 		int pr = pass_option(o, c, c == 'O' && !optarg ? "1" : optarg);
 		if (pr >= 0) {
 			if (pr > 0)
@@ -561,6 +576,27 @@ static int check_with(Options *o, int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 't': target_name = optarg; break;
 		case 'S': assemble = true; break;
+		case 'c': object = true; break;
+		case 'W':
+			if (!*optarg)
+				return usage_error("--weights needs 'inline' or a file name%s", "");
+			o->weights = optarg;
+			break;
+		case 'I':
+			if (!*optarg)
+				return usage_error("--header needs a file name%s", "");
+			o->header_path = optarg;
+			break;
+		case 'E': {
+			bool id = (isalpha((unsigned char)optarg[0]) || optarg[0] == '_');
+			for (const char *q = optarg; id && *q; q++)
+				id = isalnum((unsigned char)*q) || *q == '_';
+			if (!id)
+				return usage_error("--entry=%s: the entry function's name must be a C identifier", optarg);
+			o->entry = optarg;
+			entry_given = true;
+			break;
+		}
 		case 'R': o->report_path = optarg; break;
 		case 'H': o->host_name = optarg; break;
 		case 'M':
@@ -622,29 +658,60 @@ static int check_with(Options *o, int argc, char **argv)
 		return usage_error("no model given%s", "");
 	if (optind + 1 < argc)
 		return usage_error("more than one model given ('%s' too)", argv[optind + 1]);
-	if (out && !emit && !assemble)
-		return usage_error("-o needs something to write: use -S or --emit=STAGE%s", "");
-	if (emit && assemble)
-		return usage_error("-S and --emit=%s: choose one", emit);
-	if (((emit && strcmp(emit, "ir") != 0) || assemble) && !target)
+	if (out && !emit && !assemble && !object)
+		return usage_error("-o needs something to write: use -S, -c or --emit=STAGE%s", "");
+	if (object && assemble)
+		return usage_error("-S and -c: choose one (-S writes assembly, -c an object file)%s", "");
+	if (emit && (assemble || object))
+		return usage_error("%s and --emit=%s: choose one", assemble ? "-S" : "-c", emit);
+	if (((emit && strcmp(emit, "ir") != 0) || assemble || object) && !target)
 		return usage_error("this output needs a target: -t TARGET (see --list-targets)%s", "");
+	if (o->weights && !assemble)
+		return usage_error("--weights applies to -S (-c puts the weights in the object)%s", "");
+	if (o->header_path && !assemble && !object)
+		return usage_error("--header writes the C header of a compilation: give -S or -c%s", "");
+	if (entry_given && !assemble && !object && !(emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0)))
+		return usage_error("--entry names the entry function of a compilation: give -S or -c%s", "");
+	char *default_obj = NULL;
+	if (object) {
+		const ParamInfo *as = target_param(target, "assemble");
+		if (!as || !as->str)
+			return usage_error("-c: target '%s' has no object files: its .md has no param assemble (%s); "
+					   "use -S for its assembly", target->name, target->md_file);
+		if (out && strcmp(out, "-") == 0)
+			return usage_error("-c writes an object file, not to standard output: give -o FILE%s", "");
+		if (!out) {
+			const char *b = strrchr(argv[optind], '/');
+			b = b ? b + 1 : argv[optind];
+			const char *dot = strrchr(b, '.');
+			default_obj = xasprintf("%.*s.o", (int)(dot && dot != b ? dot - b : (ptrdiff_t)strlen(b)), b);
+			out = default_obj;
+		}
+	}
 	if ((o->nprint_after || o->print_all) && !assemble && !(emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0)))
 		return usage_error("--print-after shows a compilation's passes: give -S (or --emit=loops or mir)%s", "");
-	if (o->report_path && !assemble && !(emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0 ||
+	if (o->report_path && !assemble && !object && !(emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0 ||
 						 strcmp(emit, "placement") == 0)))
-		return usage_error("--report is the report of a compilation: give -S (or --emit=loops, mir or placement)%s", "");
+		return usage_error("--report is the report of a compilation: give -S or -c (or --emit=loops, mir or placement)%s", "");
 	Diag d;
 	diag_init(&d);
 	Graph *g = load_and_verify(argv[optind], o, &d);
-	if (!g)
+	if (!g) {
+		free(default_obj);
 		return finish(&d, EXIT_INPUT);
+	}
 	int rc = 0;
 	const Target *host = target ? place_host(target, o->host_name, &d) : NULL;
+	if (!diag_has_errors(&d) && host && (object || o->header_path || entry_given))
+		diag_error(&d, loc_at(NULL, 0, 0), "%s: a model placed on %s and its host %s has several entry points "
+			   "(segments): -c, --header and --entry are for one target", object ? "-c" : o->header_path ? "--header" : "--entry",
+			   target->name, host->name);
 	if (diag_has_errors(&d)) {
 		graph_free(g);
+		free(default_obj);
 		return finish(&d, EXIT_USAGE);
 	}
-	bool compiles = assemble || (emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0));
+	bool compiles = assemble || object || (emit && (strcmp(emit, "loops") == 0 || strcmp(emit, "mir") == 0));
 	if (compiles || (host && emit && strcmp(emit, "placement") == 0)) {
 		/* the pass manager: the graph passes on the whole model, then the
 		 * target stages, on the target alone or on each placed segment */
@@ -654,6 +721,8 @@ static int check_with(Options *o, int argc, char **argv)
 			rc = EXIT_INPUT;
 		else if (host)
 			rc = compile_placed(&s, g, target, host, emit, out, &d);
+		else if (object)
+			rc = compile_to_object(&s, g, target, out, &d);
 		else
 			rc = compile_to_file(&s, g, target, emit, out, &d);
 		session_free(&s);
@@ -671,6 +740,7 @@ static int check_with(Options *o, int argc, char **argv)
 		rc = write_output(out, write_decisions, &job);
 	}
 	graph_free(g);
+	free(default_obj);
 	return finish(&d, rc);
 }
 

@@ -27,6 +27,8 @@ typedef struct {
 	const char *report_path;    /* --report=FILE */
 	const char *host_name;      /* --host=TARGET */
 	const char *entry;          /* the entry function's name (gdcc_entry; segments gdcc_segN) */
+	const char *weights;        /* --weights=inline|FILE: NULL, beside -o (docs/backend.md, "Constant data") */
+	const char *header_path;    /* --header=FILE: the C header of the entry point */
 	const char **param_settings; /* --param NAME=VALUE, each: the target's params overridden */
 	int nparam_settings;
 	Target *param_target;       /* the target they were applied to (owned) */

@@ -248,6 +248,8 @@ static char *resolve_output(const char *path)
 	return r;
 }
 
+char *output_resolve(const char *path) { return resolve_output(path); }
+
 /* Stage an output.  stdout_dash: "-" (and NULL) mean standard output.
  * adopt: an already written file to commit as `path` (import's weights,
  * written into a staging folder beside it).  NULL and *rc after the message. */

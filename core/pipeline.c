@@ -120,7 +120,7 @@ static bool st_emit(Unit *u, Diag *d)
 	(void)d;
 	return program_render(u->p, &u->count);
 }
-static void dump_asm(FILE *out, const Unit *u) { program_emit(out, u->p); }
+static void dump_asm(FILE *out, const Unit *u) { program_emit(out, u->p, NULL); }
 
 /* ---- the table ------------------------------------------------------------------ */
 static const Pass pipeline[] = {

@@ -117,6 +117,69 @@ static bool read_raw(const char *path, Tensor *t)
 	return ok;
 }
 
+/* p's assembly to asm_path and its constant data to the weights file
+ * `weights` (absolute, or relative to where the tools run; none without
+ * data), which the .incbin directives name as given.  false after the
+ * message. */
+static bool write_program_files(const Program *p, const char *asm_path, const char *weights, Diag *d)
+{
+	bool bin = program_weights_bytes(p) > 0;
+	if (bin) {
+		FILE *wf = fopen(weights, "wb");
+		if (!wf) {
+			diag_error(d, loc_at(weights, 0, 0), "cannot create: %s", strerror(errno));
+			return false;
+		}
+		bool ok = program_write_weights(wf, p);
+		if (fclose(wf) != 0 || !ok) {
+			diag_error(d, loc_at(weights, 0, 0), "cannot write: %s", strerror(errno));
+			return false;
+		}
+	}
+	FILE *af = fopen(asm_path, "w");
+	if (!af) {
+		diag_error(d, loc_at(asm_path, 0, 0), "cannot create: %s", strerror(errno));
+		return false;
+	}
+	WeightsRef w = {weights, 0};
+	program_emit(af, p, bin ? &w : NULL);
+	if (fclose(af) != 0) {
+		diag_error(d, loc_at(asm_path, 0, 0), "cannot write: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* A temporary folder in $TMPDIR (default /tmp), absolute; NULL after the
+ * message. */
+static char *make_temp_dir(const char *what, Diag *d)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char *tmpl = xasprintf("%s/gdcc-%s-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp", what);
+	if (!mkdtemp(tmpl)) {
+		diag_error(d, loc_at(NULL, 0, 0), "cannot create a temporary folder in %s: %s",
+			   tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(errno));
+		free(tmpl);
+		return NULL;
+	}
+	char *abs = realpath(tmpl, NULL);
+	if (!abs)
+		return tmpl;
+	free(tmpl);
+	return abs;
+}
+
+typedef struct {
+	const Program *p;
+	const char *path;
+} HeaderJob;
+
+static void write_header_job(FILE *out, const void *ctx)
+{
+	const HeaderJob *j = ctx;
+	program_header(out, j->p, j->path);
+}
+
 /* Compile g for t, link it with the run harness, run it on inputs; fills
  * outputs.  Returns 0 or an exit status, after reporting into d. */
 static int run_on_target(Session *s, const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d)
@@ -133,30 +196,19 @@ static int run_on_target(Session *s, const Graph *g, const Target *t, Tensor *co
 	}
 	/* in $TMPDIR (default /tmp), so that whoever runs us (gdcc reduce, a
 	 * test) can keep what a killed run leaves behind in its own folder */
-	const char *tmpdir = getenv("TMPDIR");
-	char *dir = xasprintf("%s/gdcc-run-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-	if (!mkdtemp(dir)) {
-		diag_error(d, loc_at(NULL, 0, 0), "cannot create a temporary folder in %s: %s",
-			   tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(errno));
-		free(dir);
+	char *dir = make_temp_dir("run", d);
+	if (!dir) {
 		program_free(p);
 		return EXIT_RUN;
 	}
 	int rc = 0;
 	char *asm_path = xasprintf("%s/model.s", dir), *prog = xasprintf("%s/model", dir);
+	char *weights = xasprintf("%s/model.weights.bin", dir);
 	char *harness_path = xasprintf("%s/%s", runtime_dir(), harness && harness->str ? harness->str : "");
 	char *stats_path = xasprintf("%s/stats.json", dir);
 	char *times_path = xasprintf("%s/profile.txt", dir);
 	char **files = xcalloc((size_t)(g->ninputs + g->noutputs), sizeof *files);
-	FILE *af = fopen(asm_path, "w");
-	if (!af) {
-		diag_error(d, loc_at(asm_path, 0, 0), "cannot create: %s", strerror(errno));
-		rc = EXIT_RUN;
-		goto out;
-	}
-	program_emit(af, p);
-	if (fclose(af) != 0) {
-		diag_error(d, loc_at(asm_path, 0, 0), "cannot write: %s", strerror(errno));
+	if (!write_program_files(p, asm_path, weights, d)) {
 		rc = EXIT_RUN;
 		goto out;
 	}
@@ -300,6 +352,8 @@ out:
 	free(times_path);
 	free(files);
 	remove(asm_path);
+	remove(weights);
+	free(weights);
 	remove(prog);
 	char *log = xasprintf("%s/link.log", dir);
 	remove(log);
@@ -386,5 +440,64 @@ int run_model(Session *s, const Graph *g, const Target *t, Tensor *const *inputs
 	free(env);
 	free(owned);
 	placement_free(pl);
+	return rc;
+}
+
+/* ---- gdcc -c ------------------------------------------------------------------
+ * The program's assembly and weights file written into a temporary folder,
+ * assembled by the .md's `param assemble` ({in}: the .s, {out}: the
+ * object, staged beside -o), the folder removed. */
+int compile_to_object(Session *s, const Graph *g, const Target *t, const char *out, Diag *d)
+{
+	const ParamInfo *as = target_param(t, "assemble");
+	if (!as || !as->str) {
+		diag_error(d, loc_at(NULL, 0, 0), "-c: target '%s' has no object files (its .md has no param assemble)", t->name);
+		return EXIT_USAGE;
+	}
+	Program *p = compile_program(s, g, t, s->o->entry, NULL, d);
+	if (!p)
+		return s->status;
+	char *dir = make_temp_dir("obj", d);
+	if (!dir) {
+		program_free(p);
+		return EXIT_RUN;
+	}
+	int rc = 0;
+	char *asm_path = xasprintf("%s/model.s", dir), *weights = xasprintf("%s/model.weights.bin", dir);
+	char *log = xasprintf("%s/assemble.log", dir);
+	const char *obj = NULL;
+	if (!write_program_files(p, asm_path, weights, d))
+		rc = EXIT_RUN;
+	else if (!(obj = stage_file(out, &rc)))
+		; /* (the message is out) */
+	else {
+		const char *keys[] = {"out", "in"}, *vals[] = {obj, asm_path};
+		char *cmd = fill_command(as->str, keys, vals, 2);
+		char *full = xasprintf("%s 2>'%s'", cmd, log);
+		int st = system(full);
+		if (st != 0) {
+			size_t len;
+			char *text = read_file(log, &len);
+			diag_error(d, loc_at(NULL, 0, 0), "%s: assembling failed (%s, status %d)%s%s", t->name, cmd,
+				   WIFEXITED(st) ? WEXITSTATUS(st) : -1, text && *text ? ":\n" : "", text ? text : "");
+			free(text);
+			rc = EXIT_RUN;
+		}
+		free(full);
+		free(cmd);
+	}
+	if (rc == 0 && s->o->header_path) {
+		HeaderJob job = {p, s->o->header_path};
+		rc = write_output(s->o->header_path, write_header_job, &job);
+	}
+	remove(asm_path);
+	remove(weights);
+	remove(log);
+	rmdir(dir);
+	free(asm_path);
+	free(weights);
+	free(log);
+	free(dir);
+	program_free(p);
 	return rc;
 }

@@ -10,5 +10,9 @@
  * the values passed between them.  Fills outputs; 0 or an exit status
  * after reporting into d. */
 int run_model(Session *s, const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d);
+/* gdcc -c: g compiled for t and assembled by the .md's param assemble
+ * into the object `out` (staged), with the --header if asked for.  0 or
+ * an exit status after reporting into d. */
+int compile_to_object(Session *s, const Graph *g, const Target *t, const char *out, Diag *d);
 
 #endif

@@ -13,6 +13,10 @@
  * file and the node, input, initializer or attribute (by its 1-based index
  * when it has no name), with non-printable bytes escaped. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -200,7 +204,13 @@ static const char *onnx_dtype_name(int32_t t)
 /* The tensor of a TensorProto, its size checked before anything is
  * allocated and its data length checked exactly.  NULL and *err (without
  * the tensor's name: callers say which tensor) on failure. */
-static Tensor *tensor_of(const Onnx__TensorProto *tp, char **err)
+static Tensor *tensor_of_proto(const Onnx__TensorProto *tp, Onnx__TensorProto *steal, char **err);
+static Tensor *tensor_of(const Onnx__TensorProto *tp, char **err) { return tensor_of_proto(tp, NULL, err); }
+
+/* The same; `steal` (tp itself, or NULL): raw data is taken from the
+ * message instead of copied (an initializer, read once: a large model's
+ * weights are not copied again). */
+static Tensor *tensor_of_proto(const Onnx__TensorProto *tp, Onnx__TensorProto *steal, char **err)
 {
 	DType dt = dtype_of(tp->data_type);
 	if (dt == DT_INVALID) {
@@ -239,9 +249,21 @@ static Tensor *tensor_of(const Onnx__TensorProto *tp, char **err)
 			*err = xasprintf("it holds %zu bytes of raw data, its shape needs %" PRIu64, tp->raw_data.len, bytes);
 			return NULL;
 		}
-		Tensor *t = tensor_new(dt, &s);
-		if (bytes)
-			memcpy(t->data, tp->raw_data.data, bytes);
+		Tensor *t;
+		if (steal && bytes) {
+			/* (protobuf-c's default allocator is malloc: tensor_free frees it) */
+			t = xcalloc(1, sizeof *t);
+			t->type.dtype = dt;
+			t->type.shape = s;
+			t->data = steal->raw_data.data;
+			steal->raw_data.data = NULL;
+			steal->raw_data.len = 0;
+			steal->has_raw_data = false;
+		} else {
+			t = tensor_new(dt, &s);
+			if (bytes)
+				memcpy(t->data, tp->raw_data.data, bytes);
+		}
 		if (dt == DT_BOOL)
 			for (uint64_t i = 0; i < bytes; i++)
 				((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
@@ -1209,9 +1231,9 @@ static Graph *import_model(const char *path, const uint8_t *data, size_t len, co
 		import_input(&im, gp, i, ++origin);
 	}
 	for (size_t i = 0; i < gp->n_initializer && im.ok; i++) {
-		const Onnx__TensorProto *tp = gp->initializer[i];
+		Onnx__TensorProto *tp = gp->initializer[i];
 		char *err = NULL;
-		Tensor *t = tensor_of(tp, &err);
+		Tensor *t = tensor_of_proto(tp, tp, &err);
 		if (!t) {
 			fail(&im, "initializer '%s': %s", Q(&im, tp->name), err);
 			free(err);
@@ -1271,6 +1293,21 @@ Graph *onnx_load_specialized(const char *path, const char *dir, Diag *d)
 {
 	/* (see spec_input: scalars that gdcc takes as attributes, such as Clip's
 	 * bounds and Pad's value, are read from the same test data) */
+	/* a regular file is mapped (its pages are the page cache's, not
+	 * copied), anything else read */
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		if (m != MAP_FAILED) {
+			Graph *g = import_model(path, m, (size_t)st.st_size, dir, d);
+			munmap(m, (size_t)st.st_size);
+			return g;
+		}
+	} else if (fd >= 0) {
+		close(fd);
+	}
 	size_t len;
 	char *buf = read_file(path, &len);
 	if (!buf) {

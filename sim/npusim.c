@@ -590,6 +590,99 @@ static bool add_label(Asm *a, const char *name, size_t len, int col)
 	return true;
 }
 
+/* .incbin "FILE"[, SKIP[, COUNT]]: FILE's bytes (as GNU as: the name as
+ * written, relative to the working folder; escapes \\ \" \ooo \n \t). */
+static void incbin(Asm *a, DataSym *ds, const char *p)
+{
+	skip_ws(&p);
+	if (*p != '"') {
+		diag_error(a->d, loc_at(a->file, a->line, colof(a, p)), ".incbin needs a file name in double quotes");
+		return;
+	}
+	size_t cap = strlen(p) + 1, n = 0;
+	char *name = xmalloc(cap);
+	for (p++; *p && *p != '"'; p++) {
+		if (*p != '\\') {
+			name[n++] = *p;
+			continue;
+		}
+		p++;
+		if (*p >= '0' && *p <= '7') {
+			int v = 0;
+			for (int k = 0; k < 3 && *p >= '0' && *p <= '7'; k++, p++)
+				v = v * 8 + (*p - '0');
+			p--;
+			name[n++] = (char)v;
+		} else if (*p == 'n') {
+			name[n++] = '\n';
+		} else if (*p == 't') {
+			name[n++] = '\t';
+		} else if (*p) {
+			name[n++] = *p;
+		} else {
+			break;
+		}
+	}
+	name[n] = 0;
+	if (*p != '"') {
+		diag_error(a->d, loc_at(a->file, a->line, colof(a, p)), ".incbin: unterminated file name");
+		free(name);
+		return;
+	}
+	p++;
+	int64_t skip = 0, count = -1;
+	skip_ws(&p);
+	if (*p == ',') {
+		p++;
+		skip_ws(&p);
+		if (!parse_int(&p, &skip) || skip < 0) {
+			diag_error(a->d, loc_at(a->file, a->line, colof(a, p)), ".incbin: expected a byte offset");
+			free(name);
+			return;
+		}
+		skip_ws(&p);
+		if (*p == ',') {
+			p++;
+			skip_ws(&p);
+			if (!parse_int(&p, &count) || count < 0) {
+				diag_error(a->d, loc_at(a->file, a->line, colof(a, p)), ".incbin: expected a byte count");
+				free(name);
+				return;
+			}
+			skip_ws(&p);
+		}
+	}
+	if (*p) {
+		diag_error(a->d, loc_at(a->file, a->line, colof(a, p)), "unexpected '%c' after .incbin operands", *p);
+		free(name);
+		return;
+	}
+	FILE *f = fopen(name, "rb");
+	if (!f) {
+		diag_error(a->d, loc_at(a->file, a->line, 0), ".incbin \"%s\": %s", name, strerror(errno));
+		free(name);
+		return;
+	}
+	int64_t size = -1;
+	if (fseeko(f, 0, SEEK_END) == 0)
+		size = (int64_t)ftello(f);
+	if (size < 0 || skip > size || (count >= 0 && count > size - skip) || fseeko(f, (off_t)skip, SEEK_SET) != 0) {
+		diag_error(a->d, loc_at(a->file, a->line, 0), ".incbin \"%s\": %lld bytes from offset %lld are not in the file (%lld bytes)",
+			   name, (long long)(count >= 0 ? count : 0), (long long)skip, (long long)size);
+		fclose(f);
+		free(name);
+		return;
+	}
+	if (count < 0)
+		count = size - skip;
+	size_t at = ds->len;
+	data_put(ds, NULL, (size_t)count);
+	if (count && fread(ds->bytes + at, 1, (size_t)count, f) != (size_t)count)
+		diag_error(a->d, loc_at(a->file, a->line, 0), ".incbin \"%s\": %s", name, ferror(f) ? strerror(errno) : "short read");
+	fclose(f);
+	free(name);
+}
+
 static bool data_directive(Asm *a, const char *dir, size_t dlen, const char *p, int dcol)
 {
 	int width = 0;
@@ -604,6 +697,8 @@ static bool data_directive(Asm *a, const char *dir, size_t dlen, const char *p, 
 		width = 1;
 	else if (dlen == 6 && strncmp(dir, ".float", 6) == 0)
 		width = 4, isfloat = true;
+	else if (dlen == 7 && strncmp(dir, ".incbin", 7) == 0)
+		width = -1;
 	else if (!(dlen == 5 && strncmp(dir, ".zero", 5) == 0))
 		return false;
 	if (!a->in_data || a->cur_data < 0) {
@@ -618,6 +713,8 @@ static bool data_directive(Asm *a, const char *dir, size_t dlen, const char *p, 
 			data_put(ds, NULL, pad);
 		a->pending_align = 0;
 	}
+	if (width < 0)
+		return incbin(a, ds, p), true;
 	for (;;) {
 		skip_ws(&p);
 		const char *vstart = p;

@@ -228,7 +228,7 @@ chmod 640 keep.s
 echo old >keep.s
 "$GDCC" -S -t x86-avx2 -o keep.s "$E/syntax.ir" 2>"$tmp/err"
 [ $? -eq 1 ] && [ "$(cat keep.s)" = old ] && ok || bad "a failed compile changed the old output"
-rm -f keep.s keep.s.json
+rm -f keep.s keep.s.json keep.weights.bin
 
 # all or none: the manifest cannot be written, so neither is the assembly
 mkdir -p d/out.s.json
@@ -237,6 +237,17 @@ mkdir -p d/out.s.json
 	bad "-S with OUT.s.json a directory: status 3, no OUT.s"
 "$GDCC" -S -t npu-systolic -o d/out.s "$M" 2>"$tmp/err"
 [ $? -eq 3 ] && [ "$(ls -A d)" = out.s.json ] && ok || bad "-S -t npu-systolic with OUT.s.json a directory"
+rm -rf d
+# ... the weights file cannot be written, so neither is the assembly; nor the
+# object of -c when its header cannot be
+mkdir -p d/out.weights.bin
+"$GDCC" -S -t x86-avx2 -o d/out.s "$M" 2>"$tmp/err"
+[ $? -eq 3 ] && [ "$(ls -A d)" = out.weights.bin ] && grep -q "d/out.weights.bin" "$tmp/err" && ok ||
+	bad "-S with OUT.weights.bin a directory: status 3, no OUT.s"
+mkdir -p d/out.h
+"$GDCC" -c -t x86-avx2 -o d/out.o --header=d/out.h "$M" 2>"$tmp/err"
+[ $? -eq 3 ] && [ "$(ls -A d | tr '\n' ' ')" = "out.h out.weights.bin " ] && grep -q "d/out.h" "$tmp/err" && ok ||
+	bad "-c with its --header a directory: status 3, no object"
 rm -rf d
 
 # import: the weights beside the model.ir, all or none

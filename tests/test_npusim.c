@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -427,6 +428,46 @@ Test(npusim, control_and_data)
 	cr_assert_eq(out[1], -2);
 	cr_assert_eq(out[2], 10);
 	npusim_free(s);
+}
+
+Test(npusim, incbin)
+{
+	/* .incbin "FILE", OFFSET, BYTES: a table of 1..10 from bytes 8.. of a
+	 * file (the name with an escape), summed as above; the padding of
+	 * .p2align before it. */
+	char dir[] = "/tmp/npusim-incbin-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char *path = xasprintf("%s/w\"1.bin", dir);
+	FILE *f = fopen(path, "wb");
+	cr_assert_not_null(f);
+	int32_t words[14] = {-1, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1, -1};
+	cr_assert_eq(fwrite(words, sizeof words, 1, f), 1);
+	cr_assert_eq(fclose(f), 0);
+	char *text = xasprintf("gdcc_entry:\n\tla a1, tab\n\tli a2, #0\n\tli a3, #0\n\tli a5, #10\n"
+			       ".Lloop:\n\tshli a6, a2, #2\n\tadd a6, a1, a6\n\tldw a4, [a6]\n\tadd a3, a3, a4\n"
+			       "\taddi a2, a2, #1\n\tblt a2, a5, .Lloop\n\tld a7, [a0+0]\n\tst a3, [a7]\n\tli a0, #0\n\tret\n"
+			       "\t.section .rodata\n\t.p2align 5\nhead:\n\t.long 7\n\t.p2align 5\ntab:\n"
+			       "\t.incbin \"%s/w\\\"1.bin\", 8, 40\n",
+			       dir);
+	int64_t out = 0;
+	void *bufs[] = {&out};
+	size_t sizes[] = {sizeof out};
+	NpuSim *s = load_on(npu(), text);
+	run_ok(s, 1, bufs, sizes);
+	cr_assert_eq(out, 55);
+	npusim_free(s);
+	free(text);
+	/* past the end of the file; a file that is not there */
+	text = xasprintf("gdcc_entry:\n\tret\n\t.section .rodata\nd:\n\t.incbin \"%s/w\\\"1.bin\", 40, 40\n", dir);
+	load_fails(npu(), text, "40 bytes from offset 40 are not in the file (56 bytes)", 5, 0);
+	free(text);
+	unlink(path);
+	text = xasprintf("gdcc_entry:\n\tret\n\t.section .rodata\nd:\n\t.incbin \"%s/w\\\"1.bin\"\n", dir);
+	load_fails(npu(), text, "No such file or directory", 5, 0);
+	free(text);
+	load_fails(npu(), "gdcc_entry:\n\tret\n\t.section .rodata\nd:\n\t.incbin w.bin\n", ".incbin needs a file name in double quotes", 5, 10);
+	rmdir(dir);
+	free(path);
 }
 
 Test(npusim, scoreboard_stalls)

@@ -71,14 +71,20 @@ static Program *compile_one(const Graph *g, const Target *t, const char *entry, 
 	return p;
 }
 
-/* Everything -S writes for one program: assembly, manifest, report, and
- * the --emit=mir dump. */
+/* Everything -S writes for one program: assembly (data inline, and with
+ * a weights file), weights, manifest, header, report, and the --emit=mir
+ * dump. */
 static void emit_one(const Program *p)
 {
 	static const double front[2];
 	FILE *o = fuzz_null();
-	program_emit(o, p);
-	program_manifest(o, p, 0);
+	WeightsRef w = {"m \"weights\".bin", 64};
+	program_emit(o, p, NULL);
+	program_emit(o, p, &w);
+	program_write_weights(o, p);
+	program_manifest(o, p, 0, NULL);
+	program_manifest(o, p, 0, &w);
+	program_header(o, p, "m.h");
 	program_report(o, p, 0, front, NULL, 0);
 	mfunc_dump(o, p->f);
 }
