@@ -58,9 +58,10 @@ static int64_t ceil_div(int64_t a, int64_t b)
 	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
 }
 
-static void phased(CG *c, const Value *x, const ConvWindow *w, double fill, Phased *ph)
+/* The phases' sizes; false when the input is read as it is (stride 1, no
+ * padding). */
+static bool phase_shape(const ConvWindow *w, Phased *ph)
 {
-	const Shape *xs = &x->type.shape;
 	bool same = true;
 	for (int j = 0; j < 2; j++) {
 		int64_t s = w->stride[j];
@@ -68,80 +69,82 @@ static void phased(CG *c, const Value *x, const ConvWindow *w, double fill, Phas
 		ph->P[j] = w->out[j] + (w->k[j] - 1) * w->dil[j] / s;
 		same &= s == 1 && w->pb[j] == 0 && ph->P[j] == w->in[j];
 	}
-	if (same) {
-		ph->id = x->id;
-		return;
-	}
-	int64_t N = xs->dim[0], C = xs->dim[1], H = w->in[0], W = w->in[1];
+	return !same;
+}
+
+/* Appends to k, where it is being built, the phase split of nch channels
+ * of the input (buffer bx, the first channel's element at xa) into buffer
+ * bs from its start: per phase, the fill value around the rectangle of
+ * elements that come from the input, then that rectangle (a vector copy
+ * when its rows are contiguous in the input, else four elements per
+ * iteration through pointers). */
+static void phase_into(LirKernel *k, int bx, const LirAffine *xa, int bs, int64_t nch, const ConvWindow *w,
+		       const Phased *ph, double fill)
+{
+	int64_t H = w->in[0], W = w->in[1];
 	int64_t plane = ph->P[0] * ph->P[1], nplanes = ph->nph[0] * ph->nph[1];
-	ph->id = cg_scratch(c, N * C * nplanes * plane);
-	cg_base_of(c, ph->id);
-	/* per phase, the rectangle [i0, i0 + cnt) of elements from the input */
-	int64_t (*i0)[2] = xmalloc((size_t)nplanes * sizeof *i0), (*cnt)[2] = xmalloc((size_t)nplanes * sizeof *cnt),
-		(*src0)[2] = xmalloc((size_t)nplanes * sizeof *src0);
 	for (int64_t q = 0; q < nplanes; q++) {
-		int64_t p[2] = {q / ph->nph[1], q % ph->nph[1]};
+		int64_t p[2] = {q / ph->nph[1], q % ph->nph[1]}, i0[2], cnt[2], src0[2];
 		for (int j = 0; j < 2; j++) {
 			int64_t s = w->stride[j], in = j ? W : H;
 			/* padded position i s + p is input element i s + p - pb */
-			i0[q][j] = w->pb[j] > p[j] ? ceil_div(w->pb[j] - p[j], s) : 0;
+			i0[j] = w->pb[j] > p[j] ? ceil_div(w->pb[j] - p[j], s) : 0;
 			int64_t i1 = ceil_div(in + w->pb[j] - p[j], s);
 			if (i1 > ph->P[j])
 				i1 = ph->P[j];
-			if (i0[q][j] > ph->P[j])
-				i0[q][j] = ph->P[j];
-			cnt[q][j] = i1 > i0[q][j] ? i1 - i0[q][j] : 0;
-			src0[q][j] = i0[q][j] * s + p[j] - w->pb[j];
+			if (i0[j] > ph->P[j])
+				i0[j] = ph->P[j];
+			cnt[j] = i1 > i0[j] ? i1 - i0[j] : 0;
+			src0[j] = i0[j] * s + p[j] - w->pb[j];
 		}
-	}
-	/* the fill value around each rectangle (not over it) */
-	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: padding", cg_value_name(c, ph->id));
-	int bo = cg_lir_buffer(c, k, ph->id);
-	for (int64_t q = 0; q < nplanes; q++) {
-		int64_t r0 = i0[q][0], r1 = r0 + cnt[q][0], c0 = i0[q][1], c1 = c0 + cnt[q][1];
-		if (cnt[q][0] == 0 || cnt[q][1] == 0)
-			r0 = r1 = 0, c0 = c1 = ph->P[1];
+		bool empty = cnt[0] == 0 || cnt[1] == 0;
+		int64_t r0 = empty ? 0 : i0[0], r1 = empty ? 0 : i0[0] + cnt[0];
+		int64_t c0 = empty ? ph->P[1] : i0[1], c1 = empty ? ph->P[1] : i0[1] + cnt[1];
 		/* boxes: rows before, rows after (whole rows: one run each),
 		 * columns before and after within the rectangle's rows */
-		int64_t box[4][4] = {{0, r0, 0, ph->P[1]}, {r1, ph->P[0], 0, ph->P[1]}, {r0, r1, 0, c0}, {r0, r1, c1, ph->P[1]}};
-		if (cnt[q][0] == 0 || cnt[q][1] == 0)
-			box[0][1] = ph->P[0];
+		int64_t box[4][4] = {{0, empty ? ph->P[0] : r0, 0, ph->P[1]}, {r1, ph->P[0], 0, ph->P[1]}, {r0, r1, 0, c0},
+				     {r0, r1, c1, ph->P[1]}};
 		for (int b = 0; b < 4; b++) {
-			int64_t nr = box[b][1] - box[b][0], nc = box[b][3] - box[b][2];
-			if (nr <= 0 || nc <= 0)
+			int64_t nr = box[b][1] - box[b][0], ncol = box[b][3] - box[b][2];
+			if (nr <= 0 || ncol <= 0)
 				continue;
-			bool runs = nc == ph->P[1]; /* whole rows: one run */
-			int cv = lir_for(k, 0, N * C, 1);
+			bool runs = ncol == ph->P[1];
+			int cv = lir_for(k, 0, nch, 1);
 			int rv = runs ? -1 : lir_for(k, 0, nr, 1);
-			int xv = lir_for(k, 0, runs ? nr * nc : nc, 1);
+			int xv = lir_for(k, 0, runs ? nr * ncol : ncol, 1);
 			LirAffine oa = lir_affine(q * plane + box[b][0] * ph->P[1] + box[b][2]);
 			lir_term(k, &oa, cv, nplanes * plane);
 			if (rv >= 0)
 				lir_term(k, &oa, rv, ph->P[1]);
 			lir_term(k, &oa, xv, 1);
-			lir_store(k, bo, &oa, lir_constf(k, fill));
+			lir_store(k, bs, &oa, lir_constf(k, fill));
 			lir_end(k);
 			if (rv >= 0)
 				lir_end(k);
 			lir_end(k);
 			lir_vectorize(k, xv, LIR_TAIL_SCALAR);
 		}
-	}
-	if (k->body.n)
-		cg_lir_run(c, k, true);
-	lir_kernel_free(k);
-	for (int64_t q = 0; q < nplanes; q++) {
-		if (cnt[q][0] == 0 || cnt[q][1] == 0)
+		if (empty)
 			continue;
-		Shape cs = {4, {N, C, cnt[q][0], cnt[q][1]}};
-		int64_t icoef[4] = {C * H * W, H * W, w->stride[0] * W, w->stride[1]};
-		int64_t ocoef[4] = {C * nplanes * plane, nplanes * plane, ph->P[1], 1};
-		cg_copy(c, x->id, src0[q][0] * W + src0[q][1], icoef, ph->id, q * plane + i0[q][0] * ph->P[1] + i0[q][1], ocoef,
-			&cs);
+		int cv = lir_for(k, 0, nch, 1), rv = lir_for(k, 0, cnt[0], 1), jv = lir_for(k, 0, cnt[1], 1);
+		LirAffine ia = *xa, oa = lir_affine(q * plane + i0[0] * ph->P[1] + i0[1]);
+		ia.off += src0[0] * W + src0[1];
+		lir_term(k, &ia, cv, H * W);
+		lir_term(k, &ia, rv, w->stride[0] * W);
+		lir_term(k, &ia, jv, w->stride[1]);
+		lir_term(k, &oa, cv, nplanes * plane);
+		lir_term(k, &oa, rv, ph->P[1]);
+		lir_term(k, &oa, jv, 1);
+		lir_store(k, bs, &oa, lir_load(k, bx, &ia));
+		lir_end(k);
+		lir_end(k);
+		lir_end(k);
+		if (!lir_vectorize(k, jv, LIR_TAIL_SCALAR)) {
+			if (cnt[1] >= 8)
+				lir_unroll(k, jv, 4);
+			lir_strength_reduce(k, jv);
+		}
 	}
-	free(i0);
-	free(cnt);
-	free(src0);
 }
 
 /* A register block: mb output channels x rb output rows x nv vectors
@@ -301,6 +304,7 @@ typedef struct {
 	int cbv;
 	int64_t c0, cn;
 	bool first, last;
+	bool local;             /* bx is the phase split of group gv of image nv */
 } ConvK;
 
 /* y's index of block element (i, r, j) at (mv, rv, ov) */
@@ -379,8 +383,10 @@ static void conv_block(ConvK *q, int mv, int mb, int rv, int rb, int ov, int nv)
 				for (int j = 0; j < nv; j++) {
 					LirAffine xa = lir_affine(q->c0 * nplanes * plane + phase * plane +
 								  (q->merged ? 0 : (r + e0) * ph->P[1]) + (int64_t)j * c->lanes + e1);
-					lir_term(k, &xa, q->nv, q->C * nplanes * plane);
-					lir_term(k, &xa, q->gv, q->Cg * nplanes * plane);
+					if (!q->local) { /* (a phase buffer holds one group of one image) */
+						lir_term(k, &xa, q->nv, q->C * nplanes * plane);
+						lir_term(k, &xa, q->gv, q->Cg * nplanes * plane);
+					}
 					lir_term(k, &xa, civ, nplanes * plane);
 					if (q->cbv >= 0)
 						lir_term(k, &xa, q->cbv, nplanes * plane);
@@ -547,7 +553,7 @@ static bool conv_blocked(CG *c, const Node *n)
 	ConvBlock bk = choose_block(&m, Mg, rows, cols, (double)Cg * (double)T, &est);
 	if (est < 0)
 		return false;
-	phased(c, x, &w, 0.0, &ph);
+	bool split = phase_shape(&w, &ph);
 	if (merged && ph.P[1] != w.out[1]) {
 		/* (the phase rows are longer than the output's: not one axis) */
 		merged = false;
@@ -558,13 +564,26 @@ static bool conv_blocked(CG *c, const Node *n)
 	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: conv", y->name);
 	lir_note(k, "register block: %d channels x %d rows x %d vectors (%d registers of %d); estimated %.0f cycles",
 		 bk.mb, bk.rb, bk.nv, block_regs(bk.mb, bk.rb, bk.nv), m.regs, est * (double)N * (double)G);
-	if (ph.id != x->id)
-		lir_note(k, "input padded and split into %lld x %lld stride phases of %lld x %lld",
+	int bxin = cg_lir_buffer(c, k, x->id), bx = bxin;
+	if (split) {
+		/* per group of each image, its channels split by phase into
+		 * scratch (where the group's blocks find them in cache) */
+		int sid = cg_scratch(c, Cg * ph.nph[0] * ph.nph[1] * ph.P[0] * ph.P[1]);
+		cg_base_of(c, sid);
+		bx = cg_lir_buffer(c, k, sid);
+		lir_note(k, "input padded and split into %lld x %lld stride phases of %lld x %lld, a group at a time",
 			 (long long)ph.nph[0], (long long)ph.nph[1], (long long)ph.P[0], (long long)ph.P[1]);
-	ConvK q = {c, k, y, b, &w, &ph, cg_lir_buffer(c, k, ph.id), cg_lir_buffer(c, k, wv->id),
-		   b ? cg_lir_buffer(c, k, b->id) : -1, C, Cg, Mg, T, rows, cols, merged, -1, -1, -1, 0, 0, false, false};
+	}
+	ConvK q = {c, k, y, b, &w, &ph, bx, cg_lir_buffer(c, k, wv->id),
+		   b ? cg_lir_buffer(c, k, b->id) : -1, C, Cg, Mg, T, rows, cols, merged, -1, -1, -1, 0, 0, false, false, split};
 	q.nv = lir_for(k, 0, N, 1);
 	q.gv = lir_for(k, 0, G, 1);
+	if (split) {
+		LirAffine xa = lir_affine(0);
+		lir_term(k, &xa, q.nv, C * w.in[0] * w.in[1]);
+		lir_term(k, &xa, q.gv, Cg * w.in[0] * w.in[1]);
+		phase_into(k, bxin, &xa, bx, Cg, &w, &ph, 0.0);
+	}
 	/* input-channel slices: one slice's rows of a band of output rows and
 	 * its weights of a channel block stay in half of the L1 data cache */
 	int64_t cb = slice_channels(c, &w, &ph, &bk, Cg, T), nslices = (Cg + cb - 1) / cb;
@@ -706,14 +725,24 @@ static bool pool_phased(CG *c, const Node *n, const ConvWindow *w, bool avg)
 	const Value *x = n->in[0], *y = n->out[0];
 	const Shape *xs = &x->type.shape;
 	Phased ph;
-	phased(c, x, w, avg ? 0.0 : -INFINITY, &ph);
+	bool split = phase_shape(w, &ph);
 	int64_t NC = xs->dim[0] * xs->dim[1], plane = ph.P[0] * ph.P[1], nplanes = ph.nph[0] * ph.nph[1];
 	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", y->name, op_info[n->op].name);
-	if (ph.id != x->id)
-		lir_note(k, "input padded and split into %lld x %lld stride phases of %lld x %lld",
+	int bxin = cg_lir_buffer(c, k, x->id), bx = bxin, by = cg_lir_buffer(c, k, y->id);
+	if (split) {
+		int sid = cg_scratch(c, nplanes * plane);
+		cg_base_of(c, sid);
+		bx = cg_lir_buffer(c, k, sid);
+		lir_note(k, "input padded and split into %lld x %lld stride phases of %lld x %lld, a channel at a time",
 			 (long long)ph.nph[0], (long long)ph.nph[1], (long long)ph.P[0], (long long)ph.P[1]);
-	int bx = cg_lir_buffer(c, k, ph.id), by = cg_lir_buffer(c, k, y->id);
-	int ncv = lir_for(k, 0, NC, 1), ohv = lir_for(k, 0, w->out[0], 1), owv = lir_for(k, 0, w->out[1], 1);
+	}
+	int ncv = lir_for(k, 0, NC, 1);
+	if (split) {
+		LirAffine xa = lir_affine(0);
+		lir_term(k, &xa, ncv, w->in[0] * w->in[1]);
+		phase_into(k, bxin, &xa, bx, 1, w, &ph, avg ? 0.0 : -INFINITY);
+	}
+	int ohv = lir_for(k, 0, w->out[0], 1), owv = lir_for(k, 0, w->out[1], 1);
 	int acc = lir_temp(k, SORT_V);
 	lir_assign(k, acc, lir_constf(k, avg ? 0.0 : -INFINITY));
 	for (int64_t t0 = 0; t0 < w->k[0]; t0++)
@@ -721,7 +750,8 @@ static bool pool_phased(CG *c, const Node *n, const ConvWindow *w, bool avg)
 			int64_t d0 = t0 * w->dil[0], d1 = t1 * w->dil[1];
 			int64_t phase = ph.nph[0] == 1 && ph.nph[1] == 1 ? 0 : (d0 % w->stride[0]) * ph.nph[1] + d1 % w->stride[1];
 			LirAffine xa = lir_affine(phase * plane + d0 / w->stride[0] * ph.P[1] + d1 / w->stride[1]);
-			lir_term(k, &xa, ncv, nplanes * plane);
+			if (!split)
+				lir_term(k, &xa, ncv, nplanes * plane);
 			lir_term(k, &xa, ohv, ph.P[1]);
 			lir_term(k, &xa, owv, 1);
 			lir_assign(k, acc, lir_op(k, avg ? SEL_ADD_V : SEL_MAX_V, lir_ref(k, acc), lir_load(k, bx, &xa), NULL));
