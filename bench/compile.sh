@@ -4,7 +4,7 @@
 # wall-clock seconds of the whole command, one pinned thread; also the output's size.
 # Models: the examples and every .onnx file in DIR (bench/pytorch.sh --workdir=DIR
 # --keep leaves resnet18, mobilenet_v2, the block, the MLP and the BERT layer there).
-# usage: bench/compile.sh [GDCC] [DIR]
+# usage: bench/compile.sh [GDCC] [DIR]   (BENCH_CORE=N: pin to core N, default 1)
 set -eu
 GDCC=${1:-./gdcc}
 DIR=${2:-}
@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pin=""
-command -v taskset >/dev/null && pin="taskset -c 1"
+command -v taskset >/dev/null && pin="taskset -c ${BENCH_CORE:-1}"
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 echo "CPU: $cpu"
 if "$GDCC" --help 2>&1 | grep -q -- '^  -c'; then mode=-c; else mode=-S; fi
