@@ -1421,7 +1421,7 @@ static BursGrammar grammar_of(Target *t, BursRule **flat)
 	const char **names = amalloc(t->nts.n * sizeof *names);
 	for (int i = 0; i < t->nts.n; i++)
 		names[i] = ((Nt *)t->nts.v[i])->name;
-	return (BursGrammar){t->nts.n, names, t->burs.n, *flat};
+	return (BursGrammar){t->nts.n, names, t->burs.n, *flat, NULL, NULL};
 }
 
 /* ---- rule checks ---------------------------------------------------------- */
@@ -2428,6 +2428,25 @@ static void emit_target(FILE *o, Target *t, int k)
 			(long long)(b->has_range ? b->hi : 0), b->origin, b->emits ? "true" : "false");
 	}
 	fprintf(o, "%s};\n", t->burs.n ? "" : "\t{0}\n");
+	/* the rules by operator (chain rules last, at SEL_COUNT) for the labeler */
+	fprintf(o, "static const int32_t t%d_byop[SEL_COUNT + 2] = {", k);
+	int at = 0;
+	for (int op = 0; op <= SEL_COUNT + 1; op++) {
+		fprintf(o, "%s%d", op ? ", " : "", at);
+		for (int i = 0; op <= SEL_COUNT && i < t->burs.n; i++) {
+			const BursRule *b = t->burs.v[i];
+			at += op < SEL_COUNT ? b->op == op : b->op < 0;
+		}
+	}
+	fprintf(o, "};\nstatic const int32_t t%d_oprules[] = {", k);
+	int nout = 0;
+	for (int op = 0; op <= SEL_COUNT; op++)
+		for (int i = 0; i < t->burs.n; i++) {
+			const BursRule *b = t->burs.v[i];
+			if (op < SEL_COUNT ? b->op == op : b->op < 0)
+				fprintf(o, "%s%d", nout++ ? ", " : "", i);
+		}
+	fprintf(o, "%s};\n", nout ? "" : "0");
 	/* legality */
 	for (int i = 0; i < t->legal.n; i++) {
 		Legal *l = t->legal.v[i];
@@ -2495,7 +2514,7 @@ static void emit_target(FILE *o, Target *t, int k)
 	fprintf(o, ", %d},\n", t->stack_align);
 	fprintf(o, "\t.nparams = %d,\n\t.params = t%d_params,\n", t->params.n, k);
 	fprintf(o, "\t.nrules = %d,\n\t.rules = t%d_rules,\n", t->rules.n, k);
-	fprintf(o, "\t.grammar = {%d, t%d_nts, %d, t%d_burs},\n", t->nts.n, k, t->burs.n, k);
+	fprintf(o, "\t.grammar = {%d, t%d_nts, %d, t%d_burs, t%d_byop, t%d_oprules},\n", t->nts.n, k, t->burs.n, k, k, k);
 	fprintf(o, "\t.nlegal = %d,\n\t.legal = t%d_legal,\n\t.md_file = ", t->legal.n, k);
 	cstr(o, rel(t->path));
 	fprintf(o, ",\n\t.md_hash = UINT64_C(0x%016llx),\n};\n", (unsigned long long)t->hash);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "burs.h"
+#include "sel.h"
 #include "util.h"
 
 static bool applies(const BursRule *r, const BursNode *n)
@@ -27,7 +28,13 @@ void burs_label(const BursGrammar *g, BursNode *n)
 		n->cost[i] = BURS_INF;
 		n->rule[i] = -1;
 	}
-	for (int r = 0; r < g->nrules; r++) {
+	int lo = 0, hi = g->nrules;
+	if (g->by_op && n->op >= 0 && n->op < SEL_COUNT) {
+		lo = g->by_op[n->op];
+		hi = g->by_op[n->op + 1];
+	}
+	for (int ri = lo; ri < hi; ri++) {
+		int r = g->by_op ? g->op_rules[ri] : ri;
 		const BursRule *rule = &g->rules[r];
 		if (rule->op < 0 || rule->nkids != nkids || !applies(rule, n))
 			continue;
@@ -42,9 +49,11 @@ void burs_label(const BursGrammar *g, BursNode *n)
 		}
 	}
 	/* Close over chain rules; costs only fall, so this ends. */
+	int clo = g->by_op ? g->by_op[SEL_COUNT] : 0, chi = g->by_op ? g->by_op[SEL_COUNT + 1] : g->nrules;
 	for (bool changed = true; changed;) {
 		changed = false;
-		for (int r = 0; r < g->nrules; r++) {
+		for (int ri = clo; ri < chi; ri++) {
+			int r = g->by_op ? g->op_rules[ri] : ri;
 			const BursRule *rule = &g->rules[r];
 			if (rule->op >= 0)
 				continue;

@@ -36,6 +36,11 @@ typedef struct {
 	const char *const *nt_names;
 	int nrules;
 	const BursRule *rules;
+	/* optional (NULL: every rule is tried at every node): the rules by
+	 * operator, rules[op_rules[by_op[op] .. by_op[op + 1])] for op <
+	 * SEL_COUNT, the chain rules at op = SEL_COUNT */
+	const int32_t *by_op;
+	const int32_t *op_rules;
 } BursGrammar;
 
 typedef struct BursNode {

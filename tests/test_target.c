@@ -195,3 +195,57 @@ Test(target, store_is_a_statement)
 	cr_assert_eq(burs_cost(&st, nt_of(toy, "q")), BURS_INF);
 	burs_unlabel(&st);
 }
+
+/* The generated index of rules by operator (what burs_label tries at a
+ * node): every rule once, under its own operator (chain rules under
+ * SEL_COUNT), in the grammar's order; and labeling through it gives the
+ * costs and rules of trying every rule. */
+Test(target, rules_by_operator_index)
+{
+	const char *names[] = {"toy", "toy-wide"};
+	for (int ti = 0; ti < 2; ti++) {
+		const BursGrammar *g = &target_lookup(names[ti])->grammar;
+		cr_assert_not_null(g->by_op);
+		cr_assert_eq(g->by_op[0], 0);
+		cr_assert_eq(g->by_op[SEL_COUNT + 1], g->nrules);
+		int *seen = calloc((size_t)g->nrules, sizeof *seen);
+		for (int op = 0; op <= SEL_COUNT; op++)
+			for (int i = g->by_op[op]; i < g->by_op[op + 1]; i++) {
+				int r = g->op_rules[i];
+				cr_assert(r >= 0 && r < g->nrules);
+				cr_assert_eq(g->rules[r].op, op < SEL_COUNT ? op : -1);
+				cr_assert(i == g->by_op[op] || g->op_rules[i - 1] < r, "rules keep their order");
+				seen[r]++;
+			}
+		for (int r = 0; r < g->nrules; r++)
+			cr_assert_eq(seen[r], 1, "rule %d listed %d times", r, seen[r]);
+		free(seen);
+		BursGrammar flat = *g;
+		flat.by_op = flat.op_rules = NULL;
+		BursNode a = {.op = SEL_REG_V}, s = {.op = SEL_REG_F};
+		BursNode b = {.op = SEL_BCAST_V, .kid = {&s}};
+		BursNode base = {.op = SEL_REG_I}, k = {.op = SEL_CONST_I, .ival = 16};
+		BursNode sum = {.op = SEL_ADD_I, .kid = {&base, &k}};
+		BursNode ld = {.op = SEL_LOAD_V, .kid = {&sum}};
+		BursNode fma = {.op = SEL_FMA_V, .kid = {&a, &b, &ld}};
+		BursNode st = {.op = SEL_STORE_V, .kid = {&base, &fma}};
+		BursNode *all[] = {&a, &s, &b, &base, &k, &sum, &ld, &fma, &st};
+		burs_label(&flat, &st);
+		int32_t cost[9][64];
+		int16_t rule[9][64];
+		cr_assert(g->nnts <= 64);
+		for (int i = 0; i < 9; i++)
+			for (int nt = 0; nt < g->nnts; nt++) {
+				cost[i][nt] = all[i]->cost[nt];
+				rule[i][nt] = all[i]->rule[nt];
+			}
+		burs_unlabel(&st);
+		burs_label(g, &st);
+		for (int i = 0; i < 9; i++)
+			for (int nt = 0; nt < g->nnts; nt++) {
+				cr_assert_eq(all[i]->cost[nt], cost[i][nt]);
+				cr_assert_eq(all[i]->rule[nt], rule[i][nt]);
+			}
+		burs_unlabel(&st);
+	}
+}
