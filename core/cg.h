@@ -193,6 +193,21 @@ bool cg_gather(CG *c, const Node *n);
 /* kern_conv.c */
 int cg_scratch(CG *c, int64_t numel);
 bool cg_conv(CG *c, const Node *n);
+/* The register block of a convolution: mb output channels x rb output rows
+ * x nv vectors along a row, chosen over the machine's figures (from the
+ * target's .md) by the estimated cycles of the whole layer (*cycles; -1
+ * when no block fits the registers). */
+typedef struct {
+	int mb, rb, nv;
+} ConvBlock;
+typedef struct {
+	int regs;             /* vector registers the allocator may use */
+	double fma_units, fma_latency, load_ports, store_ports;
+	int lanes;
+} ConvMachine;
+ConvBlock cg_conv_block(const ConvMachine *m, int64_t Mg, int64_t oh, int64_t ow, double work, double *cycles);
+/* the vector registers a block holds */
+int cg_conv_block_regs(int mb, int rb, int nv);
 bool cg_pool(CG *c, const Node *n);
 
 /* kern_matmul.c */

@@ -147,19 +147,6 @@ static void phase_into(LirKernel *k, int bx, const LirAffine *xa, int bs, int64_
 	}
 }
 
-/* A register block: mb output channels x rb output rows x nv vectors
- * along the output row. */
-typedef struct {
-	int mb, rb, nv;
-} ConvBlock;
-
-/* The machine figures the block choice uses, from the target's .md. */
-typedef struct {
-	int regs;             /* vector registers the allocator may use */
-	double fma_units, fma_latency, load_ports, store_ports;
-	int lanes;
-} ConvMachine;
-
 static double param_or(const Target *t, const char *name, double dflt)
 {
 	const ParamInfo *p = target_param(t, name);
@@ -184,7 +171,7 @@ static ConvMachine conv_machine(CG *c)
 /* Vector registers a block holds: its accumulators, the input vectors of
  * one tap (shared by the block's channels; one when there is one
  * channel: each is read by one FMA) and a broadcast weight. */
-static int block_regs(int mb, int rb, int nv)
+int cg_conv_block_regs(int mb, int rb, int nv)
 {
 	return mb * rb * nv + (mb > 1 ? rb * nv : 1) + 1;
 }
@@ -242,7 +229,7 @@ static double conv_cycles(const ConvMachine *m, int mb, int rb, int nv, int64_t 
 
 /* The block minimizing the estimated cycles among those whose registers
  * fit; *cycles receives its estimate (per image and group). */
-static ConvBlock choose_block(const ConvMachine *m, int64_t Mg, int64_t oh, int64_t ow, double work, double *cycles)
+ConvBlock cg_conv_block(const ConvMachine *m, int64_t Mg, int64_t oh, int64_t ow, double work, double *cycles)
 {
 	ConvBlock best = {1, 1, 1};
 	double bc = -1;
@@ -250,7 +237,7 @@ static ConvBlock choose_block(const ConvMachine *m, int64_t Mg, int64_t oh, int6
 	for (int mb = 1; mb <= 16 && mb <= Mg; mb++)
 		for (int rb = 1; rb <= 8 && rb <= oh; rb++)
 			for (int nv = 1; nv <= 6 && nv <= vecs; nv++) {
-				if (block_regs(mb, rb, nv) > m->regs)
+				if (cg_conv_block_regs(mb, rb, nv) > m->regs)
 					continue;
 				double cy = conv_cycles(m, mb, rb, nv, Mg, oh, ow, work);
 				if (bc < 0 || cy < bc) {
@@ -550,7 +537,7 @@ static bool conv_blocked(CG *c, const Node *n)
 		cols = w.out[0] * w.out[1];
 	}
 	double est;
-	ConvBlock bk = choose_block(&m, Mg, rows, cols, (double)Cg * (double)T, &est);
+	ConvBlock bk = cg_conv_block(&m, Mg, rows, cols, (double)Cg * (double)T, &est);
 	if (est < 0)
 		return false;
 	bool split = phase_shape(&w, &ph);
@@ -559,11 +546,11 @@ static bool conv_blocked(CG *c, const Node *n)
 		merged = false;
 		rows = w.out[0];
 		cols = w.out[1];
-		bk = choose_block(&m, Mg, rows, cols, (double)Cg * (double)T, &est);
+		bk = cg_conv_block(&m, Mg, rows, cols, (double)Cg * (double)T, &est);
 	}
 	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: conv", y->name);
 	lir_note(k, "register block: %d channels x %d rows x %d vectors (%d registers of %d); estimated %.0f cycles",
-		 bk.mb, bk.rb, bk.nv, block_regs(bk.mb, bk.rb, bk.nv), m.regs, est * (double)N * (double)G);
+		 bk.mb, bk.rb, bk.nv, cg_conv_block_regs(bk.mb, bk.rb, bk.nv), m.regs, est * (double)N * (double)G);
 	int bxin = cg_lir_buffer(c, k, x->id), bx = bxin;
 	if (split) {
 		/* per group of each image, its channels split by phase into
