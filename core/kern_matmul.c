@@ -325,24 +325,24 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int64_t k
 			close_cols(x, &cl);
 			continue;
 		}
-		/* column jv of the group g, along k */
+		/* along k, the w columns of group g at each k (w loads from
+		 * B's rows, each column walked along its row; w contiguous
+		 * stores) */
 		if (cc[q].hi - cc[q].lo > cc[q].w)
 			cl.g = lir_for(k, 0, (cc[q].hi - cc[q].lo) / cc[q].w, 1);
-		int jv = lir_for(k, 0, cc[q].w, 1);
 		int kv = lir_for(k, k0, k1, 1);
-		LirAffine pa = lir_affine(cl.lo * pk->kp - k0 * cl.w);
-		if (cl.g >= 0)
-			lir_term(k, &pa, cl.g, cl.w * pk->kp);
-		lir_term(k, &pa, kv, cl.w);
-		lir_term(k, &pa, jv, 1);
-		LirAffine ni = lir_affine(cl.lo);
-		if (cl.g >= 0)
-			lir_term(k, &ni, cl.g, cl.w);
-		lir_term(k, &ni, jv, 1);
-		lir_store(k, pk->buf, &pa, load_b(x, kv, &ni));
+		for (int64_t j = 0; j < cl.w; j++) {
+			LirAffine pa = lir_affine(cl.lo * pk->kp - k0 * cl.w + j);
+			if (cl.g >= 0)
+				lir_term(k, &pa, cl.g, cl.w * pk->kp);
+			lir_term(k, &pa, kv, cl.w);
+			LirAffine ni = lir_affine(cl.lo + j);
+			if (cl.g >= 0)
+				lir_term(k, &ni, cl.g, cl.w);
+			lir_store(k, pk->buf, &pa, load_b(x, kv, &ni));
+		}
 		lir_end(k);
 		lir_strength_reduce(k, kv);
-		lir_end(k);
 		if (cl.g >= 0)
 			lir_end(k);
 	}
@@ -405,6 +405,22 @@ static void row_blocks(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int m
 			block(x, pk, &ra, (int)(r1 - rm), &cl, k0, k1);
 		}
 		close_cols(x, &cl);
+	}
+}
+
+/* The rows [r0, r1) (from mvar) over all columns, K block by K block
+ * (packing B's K block first when pack_kblocks). */
+static void rows_by_k(Mm *x, Pack *pk, const ColClass *cc, int ncc, int mvar, int64_t r0, int64_t r1, int mr, int64_t kc,
+		      bool pack_kblocks)
+{
+	const MatmulCtx *m = x->m;
+	for (int64_t k0 = 0; k0 < m->K; k0 += kc) {
+		int64_t k1 = k0 + kc < m->K ? k0 + kc : m->K;
+		if (pack_kblocks) {
+			pk->kb = k0;
+			pack_b(x, pk, cc, ncc, k0, k1);
+		}
+		row_blocks(x, pk, cc, ncc, mvar, r0, r1, mr, k0, k1);
 	}
 }
 
@@ -488,37 +504,38 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 		x->Bp_end = nend;
 		lir_note(k, "B packed at compile time: panels of %lld columns x %lld k", (long long)w2, (long long)m->K);
 	}
-	/* one scratch buffer for the node: B's panels, then A's block */
+	/* One scratch buffer for the node: B's panels, then A's block.  With
+	 * M blocks the K blocks run inside each (its rows of Y stay in cache
+	 * across them, not a pass over all of Y per K block), so a B packed at
+	 * run time is packed whole, once; else one K block at a time.  (N
+	 * blocks inside the M blocks, so that the block of Y stays in L2, lose
+	 * more than they gain: A's block no longer stays there across N;
+	 * measured, bench/README.md.) */
+	bool mblocks = mc < m->M;
 	bool pack_b_now = pk.buf < 0 && (x->b_n != 1 || x->pack_nn);
-	int64_t bsize = pack_b_now ? kc * nend : 0, asize = x->pack_a ? mc * kc : 0;
+	bool whole = mblocks;
+	int64_t bsize = pack_b_now ? (whole ? m->K : kc) * nend : 0, asize = x->pack_a ? mc * kc : 0;
 	int scratch = bsize + asize > 0 ? cg_lir_buffer(c, k, cg_scratch(c, bsize + asize)) : -1;
 	if (pack_b_now) {
-		pk = (Pack){scratch, kc, 0, false};
-		lir_note(k, "B packed per K block at run time (%s): panels of %lld columns x %lld k", x->b_n != 1 ? "transposed" : "row stride",
-			 (long long)w2, (long long)kc);
+		pk = (Pack){scratch, whole ? m->K : kc, 0, false};
+		lir_note(k, "B packed %s at run time (%s): panels of %lld columns x %lld k", whole ? "whole" : "per K block",
+			 x->b_n != 1 ? "transposed" : "larger than half of L2", (long long)w2, (long long)pk.kp);
+		if (whole)
+			pack_b(x, &pk, cc, ncc, 0, m->K);
 	}
 	if (x->pack_a) {
 		x->Ap = scratch;
 		x->ap_off = bsize;
 		lir_note(k, "A's K blocks copied to a contiguous block at run time: %lld rows x %lld k", (long long)mc, (long long)kc);
 	}
-	for (int64_t k0 = 0; k0 < m->K; k0 += kc) {
-		int64_t k1 = k0 + kc < m->K ? k0 + kc : m->K;
-		if (pk.buf >= 0 && !pk.batched) {
-			pk.kb = k0;
-			pack_b(x, &pk, cc, ncc, k0, k1);
-		}
-		int64_t mq = m->M / mc * mc;
-		if (mc < m->M && mq > 0) {
-			int m0 = lir_for(k, 0, mq, mc);
-			row_blocks(x, &pk, cc, ncc, m0, 0, mc, mr, k0, k1);
-			lir_end(k);
-		} else {
-			mq = 0;
-		}
-		if (mq < m->M)
-			row_blocks(x, &pk, cc, ncc, -1, mq, m->M, mr, k0, k1);
+	int64_t mq = mblocks ? m->M / mc * mc : 0;
+	if (mq > 0) {
+		int m0 = lir_for(k, 0, mq, mc);
+		rows_by_k(x, &pk, cc, ncc, m0, 0, mc, mr, kc, false);
+		lir_end(k);
 	}
+	if (mq < m->M)
+		rows_by_k(x, &pk, cc, ncc, -1, mq, m->M, mr, kc, pack_b_now && !whole);
 	x->Ap = -1; /* (the plain loop after reads A in place) */
 }
 
