@@ -63,5 +63,28 @@ if grep -q '^kernel 0: y = add, mul, layernorm (fusion group)' "$tmp/loops" &&
 else
 	bad "fuse_prologue --emit=loops: no prologue in the layernorm"; sed -n '/^loops of y/,/^kernel/p' "$tmp/loops" | head -20
 fi
+# GEMM in every layout on the register-blocked kernel (issue 14): a
+# transposed input B packed at run time, a constant B at compile time, the
+# N edge as a masked vector, and no scalar column loop left (the plain
+# nest's k loop would hold a lone fma.v whose B index moves by K)
+"$GDCC" "$SRCDIR/tests/backend/gemm_layouts.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+nt=$(sed -n '/^loops of nt:/,/^kernel/p' "$tmp/loops")
+tt=$(sed -n '/^loops of tcbt:/,/^kernel/p' "$tmp/loops")
+if echo "$nt" | grep -q '# B packed per K block at run time (transposed)' &&
+   echo "$nt" | grep -q 'masked: 5 lanes' && [ "$(echo "$nt" | grep -c 'fma.v')" -ge 12 ] &&
+   echo "$tt" | grep -q '# B packed at compile time' && ! grep -q 'bt\[[^]]*37\*i[0-9]* + i[0-9]*\]' "$tmp/loops"; then
+	ok
+else
+	bad "gemm_layouts --emit=loops: a layout off the blocked kernel"; echo "$nt" | head -30
+fi
+# M blocks (A copied per block) with a B packed whole, once
+"$GDCC" "$SRCDIR/tests/backend/gemm_mblocks.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+if sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | grep -q '# B packed whole at run time' &&
+   sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | grep -q "# A's K blocks copied" &&
+   sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | grep -q 'for i[0-9]* in \[0, 252) step 252'; then
+	ok
+else
+	bad "gemm_mblocks --emit=loops: no M blocks"; sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | head -20
+fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
