@@ -200,15 +200,13 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 	}
 	for (int j = 0; j < nr; j++)
 		ni[j] = col_at(x, cl, j);
+	/* The accumulators start at 0 in every K block; the partial sums of
+	 * the earlier ones are added after its k loop, so that no load of Y
+	 * (from L2 or further) holds up the loop's first FMAs. */
 	for (int i = 0; i < mr; i++)
 		for (int j = 0; j < nr; j++) {
 			acc[i][j] = lir_temp(k, SORT_V);
-			if (first) {
-				lir_assign(k, acc[i][j], lir_constf(k, 0.0));
-			} else { /* the partial sums of the earlier k blocks */
-				LirAffine ya = y_index(x, &mi[i], &ni[j]);
-				lir_assign(k, acc[i][j], lir_load(k, x->Y, &ya));
-			}
+			lir_assign(k, acc[i][j], lir_constf(k, 0.0));
 		}
 	int kv = lir_for(k, k0, k1, 1);
 	int b[2];
@@ -224,6 +222,12 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 	}
 	lir_end(k);
 	lir_strength_reduce(k, kv);
+	if (!first)
+		for (int i = 0; i < mr; i++)
+			for (int j = 0; j < nr; j++) {
+				LirAffine ya = y_index(x, &mi[i], &ni[j]);
+				lir_assign(k, acc[i][j], lir_op(k, SEL_ADD_V, lir_load(k, x->Y, &ya), lir_ref(k, acc[i][j]), NULL));
+			}
 	if (!last) {
 		for (int i = 0; i < mr; i++)
 			for (int j = 0; j < nr; j++) {
