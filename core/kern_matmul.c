@@ -28,6 +28,7 @@ typedef struct {
 	 * var arow) and k at Ap[r * ap_m + (k - ap_kb) * ap_k]; -1: A in place */
 	int Ap, arow;
 	int64_t row0, ap_m, ap_k, ap_kb, ap_off;
+	bool tr;         /* B read through a transpose (from its operand) */
 } Mm;
 
 static void add_batch(const Mm *x, LirAffine *a, const int64_t *str)
@@ -482,7 +483,7 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 	ColClass cc[3];
 	int ncc = col_classes(x, vend, nend, cc);
 	Pack pk = {-1, 0, 0, false};
-	const Tensor *bt = x->b1 ? NULL : cg_const_data(c, m->B->id);
+	const Tensor *bt = x->b1 || x->tr ? NULL : cg_const_data(c, m->B->id);
 	if (bt && bt->type.dtype == DT_F32) {
 		/* every K x N matrix of B in panel order, now */
 		int64_t nmat = tensor_numel(bt) / (m->K * m->N);
@@ -683,11 +684,27 @@ void cg_matmul(CG *c, const Node *n)
 	}
 	if (cg_uses_tiles(c, n) && cg_tile_matmul(c, &mc, &batch, tb, a1, b1))
 		return;
+	/* B a transpose read by nothing else, of an X with B's k axis
+	 * contiguous (attention's k^T): B^T read from X (packed into panels),
+	 * the transpose not materialized (codegen.c skips it) */
+	int64_t trld = 0, trstr[MAX_RANK] = {0};
+	const Node *tr = !gemm && !a1 && !b1 ? cg_matmul_transposed_b(c, n, &trld, trstr) : NULL;
+	if (tr) {
+		B = tr->in[0];
+		mc.B = B;
+		mc.b_k = 1;
+		b_n = trld / 4;
+		for (int i = 0; i < batch.rank; i++)
+			mc.bstr[i] = trstr[i];
+	}
 	Mm x = {c, &mc, lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", Y->name, op_info[n->op].name), -1, -1, -1, -1, {0},
-		a1, b1, b_n, false, false, -1, 0, false, -1, -1, 0, 0, 0, 0, 0};
+		a1, b1, b_n, false, false, -1, 0, false, -1, -1, 0, 0, 0, 0, 0, false};
 	LirKernel *k = x.k;
 	x.A = cg_lir_buffer(c, k, A->id);
 	x.B = cg_lir_buffer(c, k, B->id);
+	x.tr = tr != NULL;
+	if (tr)
+		lir_note(k, "fused into this kernel: transpose %s (B^T read from %s)", tr->out[0]->name, B->name);
 	x.C = C ? cg_lir_buffer(c, k, C->id) : -1;
 	x.Y = cg_lir_buffer(c, k, Y->id);
 	for (int i = 0; i < batch.rank; i++)

@@ -86,5 +86,16 @@ if sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | grep -q '# B packed whole a
 else
 	bad "gemm_mblocks --emit=loops: no M blocks"; sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | head -20
 fi
+# attention's q k^T: the transpose only the matmul reads is not computed,
+# the GEMM reads k through it (fixed vectors), and is on riscv-rvv
+"$GDCC" "$SRCDIR/tests/backend/gemm_batched.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" "$SRCDIR/tests/backend/gemm_batched.ir" -t riscv-rvv --emit=loops >"$tmp/loops.rvv" 2>&1
+if grep -q '(read transposed by sa: not materialized)' "$tmp/loops" &&
+   grep -q '# fused into this kernel: transpose k4t (B^T read from k4)' "$tmp/loops" &&
+   ! grep -q '^loops of kt' "$tmp/loops" && grep -q '^loops of kt' "$tmp/loops.rvv"; then
+	ok
+else
+	bad "gemm_batched --emit=loops: k^T materialized on x86-avx2 (or not on riscv-rvv)"; grep -E '^kernel|transpose' "$tmp/loops"
+fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
