@@ -1,8 +1,12 @@
 /* matmul and gemm, built as Loop IR: register-blocked micro-kernels on
- * fixed vectors (MR rows x 2 vectors of accumulators across a K block,
- * A and B walked by pointers: strength reduction), strips of scalable
- * vectors unrolled over rows, and the plain loop nest for what remains.
- * The final stores go through the fusion group's epilogue. */
+ * fixed vectors in every layout (MR rows x 2 vectors of accumulators
+ * across a K block, A and B walked by pointers: strength reduction; K and
+ * M cache blocks from the .md's l1d_bytes and l2_bytes; B in panel order,
+ * packed at compile time when constant, at run time when transposed or
+ * large; A's blocks copied when large; the N edge as a masked vector),
+ * strips of scalable vectors unrolled over rows, and the plain loop nest
+ * for what remains.  The final stores go through the fusion group's
+ * epilogue (docs/backend.md, GEMM). */
 #include "cg.h"
 
 /* The kernel's buffers and batch loop variables. */
@@ -14,6 +18,17 @@ typedef struct {
 	int bvar[MAX_RANK];
 	bool a1, b1;
 	int64_t b_n;
+	bool pack_nn;    /* B contiguous along n packed at run time too */
+	bool pack_a;     /* A copied per K and M block at run time */
+	int Bp;          /* B in panel order (compile time), else -1 */
+	int64_t Bp_end;  /* ... its panels end there: [Bp_end, N) is one of N - Bp_end columns */
+	bool masks;      /* the target has lane masks */
+	/* A's rows of a K block copied into a contiguous block (a scratch
+	 * buffer), in A's orientation: row r (from the segment's first, row0 +
+	 * var arow) and k at Ap[r * ap_m + (k - ap_kb) * ap_k]; -1: A in place */
+	int Ap, arow;
+	int64_t row0, ap_m, ap_k, ap_kb, ap_off;
+	bool tr;         /* B read through a transpose (from its operand) */
 } Mm;
 
 static void add_batch(const Mm *x, LirAffine *a, const int64_t *str)
@@ -41,6 +56,14 @@ static void add_scaled(Mm *x, LirAffine *to, const LirAffine *a, int64_t s)
 /* A[.., mi, kv], B[.., kv, ni], Y[.., mi, ni], C[mi, ni] */
 static LirExpr *load_a(Mm *x, const LirAffine *mi, int kv)
 {
+	if (x->Ap >= 0) {
+		LirAffine a = lir_affine(x->ap_off - x->row0 * x->ap_m - x->ap_kb * x->ap_k);
+		add_scaled(x, &a, mi, x->ap_m);
+		if (x->arow >= 0)
+			lir_term(x->k, &a, x->arow, -x->ap_m);
+		lir_term(x->k, &a, kv, x->ap_k);
+		return lir_load(x->k, x->Ap, &a);
+	}
 	LirAffine a = lir_affine(0);
 	add_batch(x, &a, x->m->astr);
 	add_scaled(x, &a, mi, x->m->a_m);
@@ -114,36 +137,83 @@ static void final_store(Mm *x, int acc, const LirAffine *mi, const LirAffine *ni
 	result(x, alpha_beta(x, acc, mi, ni), mi, ni);
 }
 
-/* One register block: mr rows x nr vectors of Y, accumulators across the
- * k loop over [k0, k1); nr loads of B and mr broadcasts of A feed mr * nr
- * FMAs per k.  Partial sums (K blocks) go through Y. */
-static void block(Mm *x, int mv, int nv, int mr, int nr, int64_t k0, int64_t k1)
+/* B packed in panel order (compile time for a constant B, else per K
+ * block into the kernel's scratch): column c of a group [g0, g0 + w) at
+ * P[bat + g0 * kp + (k - kb) * w + c - g0], so a register block's k step
+ * reads its w columns contiguously and a K block of a panel is one run. */
+typedef struct {
+	int buf;         /* -1: B read in place */
+	int64_t kp, kb;  /* rows of a panel; the first k it holds */
+	bool batched;    /* B's batch strides apply (a compile-time pack) */
+} Pack;
+
+/* The columns a register block takes: lo + g w + lv + j lanes, g a scalar
+ * loop over the groups of width w, lv a vector (or masked) loop of one
+ * iteration inside it. */
+typedef struct {
+	int g, lv;
+	int64_t lo, w;
+	int nr;          /* vectors across (1 for a masked group) */
+} Cols;
+
+static LirAffine col_at(Mm *x, const Cols *cl, int j)
+{
+	LirAffine a = lir_affine(cl->lo + j * x->c->lanes);
+	if (cl->g >= 0)
+		lir_term(x->k, &a, cl->g, cl->w);
+	lir_term(x->k, &a, cl->lv, 1);
+	return a;
+}
+
+/* B[k, columns j of cl], in place or from the panels */
+static LirExpr *load_bcol(Mm *x, const Pack *pk, int kv, const Cols *cl, int j)
+{
+	if (pk->buf < 0) {
+		LirAffine ni = col_at(x, cl, j);
+		return load_b(x, kv, &ni);
+	}
+	LirAffine a = lir_affine(cl->lo * pk->kp - pk->kb * cl->w + j * x->c->lanes);
+	if (pk->batched)
+		add_batch(x, &a, x->m->bstr);
+	if (cl->g >= 0)
+		lir_term(x->k, &a, cl->g, cl->w * pk->kp);
+	lir_term(x->k, &a, kv, cl->w);
+	lir_term(x->k, &a, cl->lv, 1);
+	return lir_load(x->k, pk->buf, &a);
+}
+
+/* One register block: mr rows (from row r0) x nr vectors of Y,
+ * accumulators across the k loop over [k0, k1); nr loads of B and mr
+ * broadcasts of A feed mr * nr FMAs per k.  Partial sums (K blocks) go
+ * through Y. */
+static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols *cl, int64_t k0, int64_t k1)
 {
 	const MatmulCtx *m = x->m;
 	LirKernel *k = x->k;
 	CG *c = x->c;
+	int nr = cl->nr;
 	bool first = k0 == 0, last = k1 == m->K;
 	int acc[8][2];
 	LirAffine mi[8], ni[2];
-	for (int i = 0; i < mr; i++)
-		mi[i] = at(x, mv, i);
+	for (int i = 0; i < mr; i++) {
+		mi[i] = *r0;
+		mi[i].off += i;
+	}
 	for (int j = 0; j < nr; j++)
-		ni[j] = at(x, nv, j * c->lanes);
+		ni[j] = col_at(x, cl, j);
+	/* The accumulators start at 0 in every K block; the partial sums of
+	 * the earlier ones are added after its k loop, so that no load of Y
+	 * (from L2 or further) holds up the loop's first FMAs. */
 	for (int i = 0; i < mr; i++)
 		for (int j = 0; j < nr; j++) {
 			acc[i][j] = lir_temp(k, SORT_V);
-			if (first) {
-				lir_assign(k, acc[i][j], lir_constf(k, 0.0));
-			} else { /* the partial sums of the earlier k blocks */
-				LirAffine ya = y_index(x, &mi[i], &ni[j]);
-				lir_assign(k, acc[i][j], lir_load(k, x->Y, &ya));
-			}
+			lir_assign(k, acc[i][j], lir_constf(k, 0.0));
 		}
 	int kv = lir_for(k, k0, k1, 1);
 	int b[2];
 	for (int j = 0; j < nr; j++) {
 		b[j] = lir_temp(k, SORT_V);
-		lir_assign(k, b[j], load_b(x, kv, &ni[j]));
+		lir_assign(k, b[j], load_bcol(x, pk, kv, cl, j));
 	}
 	for (int i = 0; i < mr; i++) {
 		int a = lir_temp(k, SORT_V);
@@ -153,6 +223,12 @@ static void block(Mm *x, int mv, int nv, int mr, int nr, int64_t k0, int64_t k1)
 	}
 	lir_end(k);
 	lir_strength_reduce(k, kv);
+	if (!first)
+		for (int i = 0; i < mr; i++)
+			for (int j = 0; j < nr; j++) {
+				LirAffine ya = y_index(x, &mi[i], &ni[j]);
+				lir_assign(k, acc[i][j], lir_op(k, SEL_ADD_V, lir_load(k, x->Y, &ya), lir_ref(k, acc[i][j]), NULL));
+			}
 	if (!last) {
 		for (int i = 0; i < mr; i++)
 			for (int j = 0; j < nr; j++) {
@@ -185,10 +261,189 @@ static void block(Mm *x, int mv, int nv, int mr, int nr, int64_t k0, int64_t k1)
 			final_store(x, acc[i][j], &mi[i], &ni[j]);
 }
 
-/* Column blocks of 2 vectors, then 1; row blocks of MR rows, then 1. MR
- * comes from the register file: 2 * MR accumulators + 2 rows of B + 1
- * broadcast must fit the vector registers the target allocates. */
-static void blocked(Mm *x, int64_t vend)
+/* The column groups of Y: groups of 2 vectors over [0, n2), one of 1
+ * vector over [n2, vend), and the last N - vend columns as one masked
+ * vector (where the target has masks; else vend = the end here and a
+ * scalar loop takes them after). */
+typedef struct {
+	int64_t lo, hi, w;
+	int nr;
+	bool masked;
+} ColClass;
+
+static int col_classes(Mm *x, int64_t vend, int64_t nend, ColClass *cc)
+{
+	int64_t w2 = 2 * x->c->lanes, n2 = vend / w2 * w2;
+	int n = 0;
+	if (n2 > 0)
+		cc[n++] = (ColClass){0, n2, w2, 2, false};
+	if (vend > n2)
+		cc[n++] = (ColClass){n2, vend, vend - n2, 1, false};
+	if (nend > vend)
+		cc[n++] = (ColClass){vend, nend, nend - vend, 1, true};
+	return n;
+}
+
+/* Opens the loops of a column class (the group loop, then the one vector
+ * or masked iteration); closes with close_cols. */
+static Cols open_cols(Mm *x, const ColClass *cc)
+{
+	LirKernel *k = x->k;
+	Cols cl = {-1, -1, cc->lo, cc->w, cc->nr};
+	if (cc->hi - cc->lo > cc->w)
+		cl.g = lir_for(k, 0, (cc->hi - cc->lo) / cc->w, 1);
+	cl.lv = lir_for(k, 0, cc->w, cc->w);
+	k->vars[cl.lv].kind = cc->masked ? LIR_LOOP_MASKED : LIR_LOOP_VECTOR;
+	return cl;
+}
+
+static void close_cols(Mm *x, const Cols *cl)
+{
+	lir_end(x->k);
+	if (cl->g >= 0)
+		lir_end(x->k);
+}
+
+/* B's K block [k0, k1) into the panels of P at run time (pk: kb = k0):
+ * vector copies when B is contiguous along n, else a scalar transpose
+ * (each column of a group read along k). */
+static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int64_t k0, int64_t k1)
+{
+	LirKernel *k = x->k;
+	int lanes = x->c->lanes;
+	for (int q = 0; q < ncc; q++) {
+		Cols cl = {-1, -1, cc[q].lo, cc[q].w, cc[q].nr};
+		if (x->b_n == 1) {
+			cl = open_cols(x, &cc[q]);
+			int kv = lir_for(k, k0, k1, 1);
+			for (int j = 0; j < cl.nr; j++) {
+				LirAffine pa = lir_affine(cl.lo * pk->kp - k0 * cl.w + j * lanes);
+				if (cl.g >= 0)
+					lir_term(k, &pa, cl.g, cl.w * pk->kp);
+				lir_term(k, &pa, kv, cl.w);
+				lir_term(k, &pa, cl.lv, 1);
+				LirAffine ni = col_at(x, &cl, j);
+				lir_store(k, pk->buf, &pa, load_b(x, kv, &ni));
+			}
+			lir_end(k);
+			lir_strength_reduce(k, kv);
+			close_cols(x, &cl);
+			continue;
+		}
+		/* along k, the w columns of group g at each k (w loads from
+		 * B's rows, each column walked along its row; w contiguous
+		 * stores) */
+		if (cc[q].hi - cc[q].lo > cc[q].w)
+			cl.g = lir_for(k, 0, (cc[q].hi - cc[q].lo) / cc[q].w, 1);
+		int kv = lir_for(k, k0, k1, 1);
+		for (int64_t j = 0; j < cl.w; j++) {
+			LirAffine pa = lir_affine(cl.lo * pk->kp - k0 * cl.w + j);
+			if (cl.g >= 0)
+				lir_term(k, &pa, cl.g, cl.w * pk->kp);
+			lir_term(k, &pa, kv, cl.w);
+			LirAffine ni = lir_affine(cl.lo + j);
+			if (cl.g >= 0)
+				lir_term(k, &ni, cl.g, cl.w);
+			lir_store(k, pk->buf, &pa, load_b(x, kv, &ni));
+		}
+		lir_end(k);
+		lir_strength_reduce(k, kv);
+		if (cl.g >= 0)
+			lir_end(k);
+	}
+}
+
+/* A's rows mvar + [r0, r1) of the K block [k0, k1) into the contiguous
+ * block Ap, vector copies along A's contiguous axis (the remainder
+ * masked where the target has masks). */
+static void pack_a(Mm *x, int mvar, int64_t r0, int64_t r1, int64_t k0, int64_t k1)
+{
+	LirKernel *k = x->k;
+	const MatmulCtx *m = x->m;
+	bool by_rows = m->a_k == 1; /* A row-major: each row along k */
+	x->row0 = r0;
+	x->arow = mvar;
+	x->ap_kb = k0;
+	x->ap_m = by_rows ? k1 - k0 : 1;
+	x->ap_k = by_rows ? 1 : r1 - r0;
+	int outer = by_rows ? lir_for(k, r0, r1, 1) : lir_for(k, k0, k1, 1);
+	int inner = by_rows ? lir_for(k, k0, k1, 1) : lir_for(k, r0, r1, 1);
+	int mv = by_rows ? outer : inner, kv = by_rows ? inner : outer;
+	LirAffine mi = at(x, mv, 0);
+	if (mvar >= 0)
+		lir_term(k, &mi, mvar, 1);
+	LirAffine pa = lir_affine(x->ap_off - r0 * x->ap_m - k0 * x->ap_k);
+	lir_term(k, &pa, mv, x->ap_m);
+	lir_term(k, &pa, kv, x->ap_k);
+	int Ap = x->Ap;
+	x->Ap = -1;
+	lir_store(k, Ap, &pa, load_a(x, &mi, kv));
+	x->Ap = Ap;
+	lir_end(k);
+	lir_end(k);
+	lir_vectorize(k, inner, x->masks ? LIR_TAIL_MASKED : LIR_TAIL_SCALAR);
+	lir_strength_reduce(k, outer);
+}
+
+/* The rows [r0, r1) of every column class for the K block [k0, k1):
+ * register blocks of mr rows, the last r1 - r0 mod mr rows as one block of
+ * fewer rows.  With mv >= 0 the rows are mv + [r0, r1) (an M block). */
+static void row_blocks(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int mvar, int64_t r0, int64_t r1, int mr,
+		       int64_t k0, int64_t k1)
+{
+	LirKernel *k = x->k;
+	int64_t rm = r0 + (r1 - r0) / mr * mr;
+	if (x->Ap >= 0)
+		pack_a(x, mvar, r0, r1, k0, k1);
+	for (int q = 0; q < ncc; q++) {
+		Cols cl = open_cols(x, &cc[q]);
+		if (rm > r0) {
+			int mv = lir_for(k, r0, rm, mr);
+			LirAffine ra = at(x, mv, 0);
+			if (mvar >= 0)
+				lir_term(k, &ra, mvar, 1);
+			block(x, pk, &ra, mr, &cl, k0, k1);
+			lir_end(k);
+		}
+		if (r1 > rm) {
+			LirAffine ra = at(x, mvar, rm);
+			block(x, pk, &ra, (int)(r1 - rm), &cl, k0, k1);
+		}
+		close_cols(x, &cl);
+	}
+}
+
+/* The rows [r0, r1) (from mvar) over all columns, K block by K block
+ * (packing B's K block first when pack_kblocks). */
+static void rows_by_k(Mm *x, Pack *pk, const ColClass *cc, int ncc, int mvar, int64_t r0, int64_t r1, int mr, int64_t kc,
+		      bool pack_kblocks)
+{
+	const MatmulCtx *m = x->m;
+	for (int64_t k0 = 0; k0 < m->K; k0 += kc) {
+		int64_t k1 = k0 + kc < m->K ? k0 + kc : m->K;
+		if (pack_kblocks) {
+			pk->kb = k0;
+			pack_b(x, pk, cc, ncc, k0, k1);
+		}
+		row_blocks(x, pk, cc, ncc, mvar, r0, r1, mr, k0, k1);
+	}
+}
+
+static int64_t param_or(const Target *t, const char *name, int64_t dflt)
+{
+	const ParamInfo *p = target_param(t, name);
+	return p && p->n ? (int64_t)p->values[0] : dflt;
+}
+
+/* Register blocks over the vector columns [0, nend), cache blocks around
+ * them.  MR comes from the register file: 2 * MR accumulators + 2 rows of
+ * B + 1 broadcast must fit the vector registers the target allocates.  K
+ * blocks: a panel's K block (KC rows of 2 vectors) stays in half of the L1
+ * data cache while the rows of A stream past it; M blocks: MC rows of A's
+ * K block stay in half of L2 while every column panel passes.  B is read
+ * from panels (packed once at compile time when it is a constant, per K
+ * block at run time when it is transposed or large), else in place. */
+static void blocked(Mm *x, int64_t vend, int64_t nend)
 {
 	CG *c = x->c;
 	const MatmulCtx *m = x->m;
@@ -204,38 +459,89 @@ static void blocked(Mm *x, int64_t vend)
 		mr = 1;
 	c->p->gemm_mr = mr;
 	int64_t w2 = 2 * c->lanes;
-	int64_t n2 = vend / w2 * w2;
-	int64_t m_main = m->M / mr * mr;
-	/* K blocks: the slice of a B panel (KC rows of 2 vectors) stays in half
-	 * of the L1 data cache while every row block of A streams past it. */
-	const ParamInfo *l1 = target_param(c->t, "l1d_bytes");
-	int64_t kc = l1 && l1->n ? (int64_t)l1->values[0] / 2 / (w2 * 4) : m->K;
+	int64_t kc = param_or(c->t, "l1d_bytes", 0) / 2 / (w2 * 4);
+	if (kc <= 0)
+		kc = m->K;
 	if (kc < 16)
 		kc = 16;
+	if (kc > m->K)
+		kc = m->K;
+	/* M blocks of A's K block in half of L2 (a multiple of MR rows) */
+	int64_t mc = param_or(c->t, "l2_bytes", 0) / 2 / (kc * 4) / mr * mr;
+	if (mc < mr || mc >= m->M)
+		mc = m->M;
 	c->p->gemm_kc = (int)kc;
-	for (int64_t k0 = 0; k0 < m->K; k0 += kc) {
-		int64_t k1 = k0 + kc < m->K ? k0 + kc : m->K;
-		for (int cb = 0; cb < 2; cb++) {
-			int nr = cb == 0 ? 2 : 1;
-			int64_t lo = cb == 0 ? 0 : n2, hi = cb == 0 ? n2 : vend;
-			if (hi <= lo)
-				continue;
-			/* a vector loop of nr vectors per iteration */
-			int nv = lir_for(k, lo, hi, nr * c->lanes);
-			k->vars[nv].kind = LIR_LOOP_VECTOR;
-			if (m_main > 0) {
-				int mv = lir_for(k, 0, m_main, mr);
-				block(x, mv, nv, mr, nr, k0, k1);
-				lir_end(k);
-			}
-			if (m_main < m->M) {
-				int mv = lir_for(k, m_main, m->M, 1);
-				block(x, mv, nv, 1, nr, k0, k1);
-				lir_end(k);
-			}
-			lir_end(k);
-		}
+	c->p->gemm_mc = (int)mc;
+	/* Run-time packing, where it pays: A's K block copied to a contiguous
+	 * block when it is cut into M blocks (a strided block that size would
+	 * not stay in L2: set conflicts); B in place into panels when it does
+	 * not fit in half of L2 and at least two row blocks read each panel
+	 * (the copy is 1 / M of the work). */
+	int64_t l2 = param_or(c->t, "l2_bytes", 0);
+	x->pack_a = mc < m->M;
+	x->pack_nn = l2 > 0 && m->K * m->N * 4 > l2 / 2 && m->M > mr;
+	ColClass cc[3];
+	int ncc = col_classes(x, vend, nend, cc);
+	Pack pk = {-1, 0, 0, false};
+	const Tensor *bt = x->b1 || x->tr ? NULL : cg_const_data(c, m->B->id);
+	if (bt && bt->type.dtype == DT_F32) {
+		/* every K x N matrix of B in panel order, now */
+		int64_t nmat = tensor_numel(bt) / (m->K * m->N);
+		Tensor *t = tensor_new(DT_F32, &bt->type.shape);
+		const float *src = bt->data;
+		float *dst = t->data;
+		for (int64_t q = 0; q < nmat; q++)
+			for (int64_t n = 0; n < m->N; n++)
+				for (int64_t kk = 0; kk < m->K; kk++) {
+					int64_t pos = n;
+					for (int i = 0; i < ncc; i++)
+						if (n >= cc[i].lo && n < cc[i].hi) {
+							int64_t g0 = cc[i].lo + (n - cc[i].lo) / cc[i].w * cc[i].w;
+							pos = g0 * m->K + kk * cc[i].w + n - g0;
+						}
+					if (n >= nend)
+						pos = nend * m->K + kk * (m->N - nend) + n - nend;
+					dst[q * m->K * m->N + pos] = src[q * m->K * m->N + kk * m->b_k + n * x->b_n];
+				}
+		const char *sym = cg_const_relayout(c, m->B->id, t);
+		pk = (Pack){lir_data_buffer(k, "B (panels)", nmat * m->K * m->N, 4, sym), m->K, 0, true};
+		x->Bp = pk.buf;
+		x->Bp_end = nend;
+		lir_note(k, "B packed at compile time: panels of %lld columns x %lld k", (long long)w2, (long long)m->K);
 	}
+	/* One scratch buffer for the node: B's panels, then A's block.  With
+	 * M blocks the K blocks run inside each (its rows of Y stay in cache
+	 * across them, not a pass over all of Y per K block), so a B packed at
+	 * run time is packed whole, once; else one K block at a time.  (N
+	 * blocks inside the M blocks, so that the block of Y stays in L2, lose
+	 * more than they gain: A's block no longer stays there across N;
+	 * measured, bench/README.md.) */
+	bool mblocks = mc < m->M;
+	bool pack_b_now = pk.buf < 0 && (x->b_n != 1 || x->pack_nn);
+	bool whole = mblocks;
+	int64_t bsize = pack_b_now ? (whole ? m->K : kc) * nend : 0, asize = x->pack_a ? mc * kc : 0;
+	int scratch = bsize + asize > 0 ? cg_lir_buffer(c, k, cg_scratch(c, bsize + asize)) : -1;
+	if (pack_b_now) {
+		pk = (Pack){scratch, whole ? m->K : kc, 0, false};
+		lir_note(k, "B packed %s at run time (%s): panels of %lld columns x %lld k", whole ? "whole" : "per K block",
+			 x->b_n != 1 ? "transposed" : "larger than half of L2", (long long)w2, (long long)pk.kp);
+		if (whole)
+			pack_b(x, &pk, cc, ncc, 0, m->K);
+	}
+	if (x->pack_a) {
+		x->Ap = scratch;
+		x->ap_off = bsize;
+		lir_note(k, "A's K blocks copied to a contiguous block at run time: %lld rows x %lld k", (long long)mc, (long long)kc);
+	}
+	int64_t mq = mblocks ? m->M / mc * mc : 0;
+	if (mq > 0) {
+		int m0 = lir_for(k, 0, mq, mc);
+		rows_by_k(x, &pk, cc, ncc, m0, 0, mc, mr, kc, false);
+		lir_end(k);
+	}
+	if (mq < m->M)
+		rows_by_k(x, &pk, cc, ncc, -1, mq, m->M, mr, kc, pack_b_now && !whole);
+	x->Ap = -1; /* (the plain loop after reads A in place) */
 }
 
 /* Scalable vectors: an N strip of vl columns times MR rows, MR accumulators
@@ -305,7 +611,18 @@ static void plain(Mm *x, int64_t n0, bool vector)
 	int acc = lir_temp(k, SORT_V);
 	lir_assign(k, acc, lir_constf(k, 0.0));
 	int kv = lir_for(k, 0, x->m->K, 1);
-	lir_assign(k, acc, lir_op(k, SEL_FMA_V, load_a(x, &mi, kv), load_b(x, kv, &ni), lir_ref(k, acc)));
+	LirExpr *bv;
+	if (x->Bp >= 0) { /* the columns after the panels, packed as one group */
+		int64_t e = x->Bp_end, w = x->m->N - e;
+		LirAffine pa = lir_affine(e * x->m->K - e);
+		add_batch(x, &pa, x->m->bstr);
+		lir_term(k, &pa, kv, w);
+		lir_term(k, &pa, nv, 1);
+		bv = lir_load(k, x->Bp, &pa);
+	} else {
+		bv = load_b(x, kv, &ni);
+	}
+	lir_assign(k, acc, lir_op(k, SEL_FMA_V, load_a(x, &mi, kv), bv, lir_ref(k, acc)));
 	lir_end(k);
 	final_store(x, acc, &mi, &ni);
 	lir_end(k);
@@ -367,24 +684,44 @@ void cg_matmul(CG *c, const Node *n)
 	}
 	if (cg_uses_tiles(c, n) && cg_tile_matmul(c, &mc, &batch, tb, a1, b1))
 		return;
+	/* B a transpose read by nothing else, of an X with B's k axis
+	 * contiguous (attention's k^T): B^T read from X (packed into panels),
+	 * the transpose not materialized (codegen.c skips it) */
+	int64_t trld = 0, trstr[MAX_RANK] = {0};
+	const Node *tr = !gemm && !a1 && !b1 ? cg_matmul_transposed_b(c, n, &trld, trstr) : NULL;
+	if (tr) {
+		B = tr->in[0];
+		mc.B = B;
+		mc.b_k = 1;
+		b_n = trld / 4;
+		for (int i = 0; i < batch.rank; i++)
+			mc.bstr[i] = trstr[i];
+	}
 	Mm x = {c, &mc, lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", Y->name, op_info[n->op].name), -1, -1, -1, -1, {0},
-		a1, b1, b_n};
+		a1, b1, b_n, false, false, -1, 0, false, -1, -1, 0, 0, 0, 0, 0, false};
 	LirKernel *k = x.k;
 	x.A = cg_lir_buffer(c, k, A->id);
 	x.B = cg_lir_buffer(c, k, B->id);
+	x.tr = tr != NULL;
+	if (tr)
+		lir_note(k, "fused into this kernel: transpose %s (B^T read from %s)", tr->out[0]->name, B->name);
 	x.C = C ? cg_lir_buffer(c, k, C->id) : -1;
 	x.Y = cg_lir_buffer(c, k, Y->id);
 	for (int i = 0; i < batch.rank; i++)
 		x.bvar[i] = lir_for(k, 0, batch.dim[i], 1);
-	int64_t vend = b_n == 1 ? cg_vend_of(c, 0, N) : 0;
-	if (vend > 0 && K > 0 && c->scalable && !a1 && !b1 && N > 1) {
+	/* fixed vectors: register-blocked micro-kernels over the vector
+	 * columns and a masked vector for the rest (where the target has
+	 * masks; else the plain loop takes those columns) */
+	int64_t vend = cg_vend_of(c, 0, N);
+	bool masks = !c->scalable && target_class_for(c->t, SORT_M) >= 0;
+	int64_t nend = masks && N > 1 ? N : vend;
+	x.masks = masks;
+	if (b_n == 1 && vend > 0 && K > 0 && c->scalable && !a1 && !b1 && N > 1) {
 		strips(&x);
-	} else if (vend > 0 && K > 0 && !c->scalable) {
-		/* register-blocked micro-kernels over the vector columns, then
-		 * the scalar columns */
-		blocked(&x, vend);
-		if (vend < N)
-			plain(&x, vend, false);
+	} else if (nend > 0 && K > 0 && !c->scalable && !b1 && N > 1) {
+		blocked(&x, vend, nend);
+		if (nend < N)
+			plain(&x, nend, false);
 	} else {
 		plain(&x, 0, b_n == 1);
 	}

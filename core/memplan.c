@@ -123,13 +123,14 @@ static void spans_free(Spans *s)
 
 /* May the backend read B of this matmul through the transpose that
  * computes it (a matrix engine's mma.t: the legality row's lowering
- * strategy is tiles; codegen.c, matmul_transposed_b)?  Any target: perhaps. */
+ * strategy is tiles; fixed vectors: the GEMM kernel packs B^T into its
+ * panels; codegen.c, matmul_transposed_b)?  Any target: perhaps. */
 static bool reads_through_transpose(const Target *t, const Node *mm)
 {
 	if (!t)
 		return true;
 	const LegalEntry *e = target_legality(t, mm);
-	return e && e->action == LEGAL_NATIVE && e->strategy == LEGAL_STRATEGY_tiles;
+	return e && ((e->action == LEGAL_NATIVE && e->strategy == LEGAL_STRATEGY_tiles) || !t->scalable);
 }
 
 /* Each value's definition and last use (positions); graph inputs: -1.

@@ -479,12 +479,15 @@ BursNode *cg_gemm_epilogue(CG *c, const MatmulCtx *m, BursNode *v, const Affine 
 
 /* A matmul on the array whose B is a transpose (read by nothing else) of
  * a value X in which B's k axis is contiguous: the array reads X's rows as
- * B^T tiles (mma.t) and the transpose is never materialized. Returns the
+ * B^T tiles (mma.t), and on fixed vectors the GEMM kernel packs them into
+ * its panels (kern_matmul.c); the transpose is never materialized. Returns the
  * transpose node, the bytes between B's n rows in X and B's batch strides
  * in X (elements); NULL otherwise. */
 const Node *cg_matmul_transposed_b(CG *c, const Node *mm, int64_t *ld, int64_t *bstr)
 {
-	if (mm->op != OP_MATMUL || !cg_uses_tiles(c, mm))
+	/* (fixed vectors: kern_matmul packs B^T into its panels) */
+	bool tiles = cg_uses_tiles(c, mm);
+	if (mm->op != OP_MATMUL || (!tiles && c->scalable))
 		return NULL;
 	const Value *A = mm->in[0], *B = mm->in[1], *Y = mm->out[0];
 	const Node *tr = B->def;
@@ -506,7 +509,7 @@ const Node *cg_matmul_transposed_b(CG *c, const Node *mm, int64_t *ld, int64_t *
 	if (xs[perm[r - 2]] != 1)
 		return NULL;
 	const Shape *as = &A->type.shape;
-	if (!tile_gemm_fits(c, as->dim[as->rank - 2], B->type.shape.dim[r - 1], B->type.shape.dim[r - 2]))
+	if (tiles && !tile_gemm_fits(c, as->dim[as->rank - 2], B->type.shape.dim[r - 1], B->type.shape.dim[r - 2]))
 		return NULL;
 	*ld = xs[perm[r - 1]] * 4;
 	for (int i = 0; i < r - 2; i++)

@@ -76,5 +76,39 @@ if grep -q '# register block: 6 channels x 2 rows x 1 vectors (15 registers of 1
 if grep -q '# input padded and split into 3 x 3 stride phases of 6 x 7' "$tmp/loops" &&
 	grep -q '# input channels in 12 slices of 25 (partial sums in c3)' "$tmp/loops"; then ok; else
 	bad "conv_blocked --emit=loops: no phases or slices"; grep '#' "$tmp/loops" | head; fi
+# GEMM in every layout on the register-blocked kernel (issue 14): a
+# transposed input B packed at run time, a constant B at compile time, the
+# N edge as a masked vector, and no scalar column loop left (the plain
+# nest's k loop would hold a lone fma.v whose B index moves by K)
+"$GDCC" "$SRCDIR/tests/backend/gemm_layouts.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+nt=$(sed -n '/^loops of nt:/,/^kernel/p' "$tmp/loops")
+tt=$(sed -n '/^loops of tcbt:/,/^kernel/p' "$tmp/loops")
+if echo "$nt" | grep -q '# B packed per K block at run time (transposed)' &&
+   echo "$nt" | grep -q 'masked: 5 lanes' && [ "$(echo "$nt" | grep -c 'fma.v')" -ge 12 ] &&
+   echo "$tt" | grep -q '# B packed at compile time' && ! grep -q 'bt\[[^]]*37\*i[0-9]* + i[0-9]*\]' "$tmp/loops"; then
+	ok
+else
+	bad "gemm_layouts --emit=loops: a layout off the blocked kernel"; echo "$nt" | head -30
+fi
+# M blocks (A copied per block) with a B packed whole, once
+"$GDCC" "$SRCDIR/tests/backend/gemm_mblocks.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+if sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | grep -q '# B packed whole at run time' &&
+   sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | grep -q "# A's K blocks copied" &&
+   sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | grep -q 'for i[0-9]* in \[0, 252) step 252'; then
+	ok
+else
+	bad "gemm_mblocks --emit=loops: no M blocks"; sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | head -20
+fi
+# attention's q k^T: the transpose only the matmul reads is not computed,
+# the GEMM reads k through it (fixed vectors), and is on riscv-rvv
+"$GDCC" "$SRCDIR/tests/backend/gemm_batched.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" "$SRCDIR/tests/backend/gemm_batched.ir" -t riscv-rvv --emit=loops >"$tmp/loops.rvv" 2>&1
+if grep -q '(read transposed by sa: not materialized)' "$tmp/loops" &&
+   grep -q '# fused into this kernel: transpose k4t (B^T read from k4)' "$tmp/loops" &&
+   ! grep -q '^loops of kt' "$tmp/loops" && grep -q '^loops of kt' "$tmp/loops.rvv"; then
+	ok
+else
+	bad "gemm_batched --emit=loops: k^T materialized on x86-avx2 (or not on riscv-rvv)"; grep -E '^kernel|transpose' "$tmp/loops"
+fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

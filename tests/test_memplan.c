@@ -446,19 +446,23 @@ Test(memplan, a_transpose_read_by_a_matmul_keeps_its_operand)
 			   "  output t\n"
 			   "}\n");
 	int k = vid(g, "k"), q = vid(g, "q"), s = g->values[vid(g, "s")]->def->id, kt = g->values[vid(g, "kt")]->def->id;
-	/* any target, or one with a matrix engine: until the matmul */
-	const Target *npu = target_lookup("npu-systolic"), *x86 = target_lookup("x86-avx2");
-	cr_assert(npu && x86);
-	MemPlan *m = memplan_build(g, true), *mn = memplan_build_for(g, true, npu);
+	/* any target, one with a matrix engine, or fixed vectors (the GEMM
+	 * packs B^T into its panels): until the matmul */
+	const Target *npu = target_lookup("npu-systolic"), *x86 = target_lookup("x86-avx2"), *rvv = target_lookup("riscv-rvv");
+	cr_assert(npu && x86 && rvv);
+	MemPlan *m = memplan_build(g, true), *mn = memplan_build_for(g, true, npu), *mx = memplan_build_for(g, true, x86);
 	cr_assert_eq(m->last[k], s);
 	cr_assert_eq(mn->last[k], s);
+	cr_assert_eq(mx->last[k], s);
 	cr_assert_neq(m->offset[k], m->offset[q]); /* (else q could take k's bytes) */
 	check_plan(g, m);
 	check_plan(g, mn);
+	check_plan(g, mx);
 	memplan_free(m);
 	memplan_free(mn);
-	/* a target without one reads kt itself */
-	m = memplan_build_for(g, true, x86);
+	memplan_free(mx);
+	/* scalable vectors (strips need B contiguous along n) read kt itself */
+	m = memplan_build_for(g, true, rvv);
 	cr_assert_eq(m->last[k], kt);
 	cr_assert_eq(m->offset[k], m->offset[q]);
 	check_plan(g, m);
