@@ -72,10 +72,17 @@ fi
 if grep -q '# register block: 6 channels x 2 rows x 1 vectors (15 registers of 15)' "$tmp/loops" &&
 	grep -q '# input padded and split into 1 x 1 stride phases of 58 x 58' "$tmp/loops"; then ok; else
 	bad "resnet_block --emit=loops: not the 6 x 2 x 1 register block"; grep '#' "$tmp/loops" | head; fi
-"$GDCC" "$SRCDIR/tests/backend/conv_blocked.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+# (slices from l2_bytes: a small L2 makes the test model's 300 channels twelve
+# slices, the first, a loop of middle ones and the last; and they compute
+# what the reference does)
+"$GDCC" "$SRCDIR/tests/backend/conv_blocked.ir" -t x86-avx2 --emit=loops --param l2_bytes=32768 >"$tmp/loops" 2>&1
 if grep -q '# input padded and split into 3 x 3 stride phases of 6 x 7' "$tmp/loops" &&
 	grep -q '# input channels in 12 slices of 25 (partial sums in c3)' "$tmp/loops"; then ok; else
 	bad "conv_blocked --emit=loops: no phases or slices"; grep '#' "$tmp/loops" | head; fi
+if "$GDCC" run "$SRCDIR/tests/backend/conv_blocked.ir" -t x86-avx2 --param l2_bytes=32768 --check --seed 8 >"$tmp/out" 2>&1; then
+	ok; else bad "conv_blocked with twelve slices: run --check"; tail -5 "$tmp/out"; fi
+"$GDCC" "$SRCDIR/examples/resnet_block.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+if ! grep -q 'slices' "$tmp/loops"; then ok; else bad "resnet_block: its 64 channels in slices"; fi
 # GEMM in every layout on the register-blocked kernel (issue 14): a
 # transposed input B packed at run time, a constant B at compile time, the
 # N edge as a masked vector, and no scalar column loop left (the plain
