@@ -292,6 +292,9 @@ typedef struct {
 	int64_t c0, cn;
 	bool first, last;
 	bool local;             /* bx is the phase split of group gv of image nv */
+	int yb;                 /* the output's buffer, [N][G Mg][rows][cols] by ystr */
+	int64_t ystr[4];
+	bool plain;             /* the last slice stores too (no epilogue: y is NULL) */
 } ConvK;
 
 /* y's index of block element (i, r, j) at (mv, rv, ov) */
@@ -314,13 +317,11 @@ static void y_dims(ConvK *q, int mv, int i, int rv, int r, int ov, int j, LirAff
 static LirAffine y_flat(ConvK *q, int mv, int i, int rv, int r, int ov, int j)
 {
 	LirAffine dims[4], ya = lir_affine(0);
-	int64_t ystr[4];
-	shape_strides(&q->y->type.shape, ystr);
 	y_dims(q, mv, i, rv, r, ov, j, dims);
 	for (int d = 0; d < 4; d++) {
-		ya.off += ystr[d] * dims[d].off;
+		ya.off += q->ystr[d] * dims[d].off;
 		for (int t = 0; t < dims[d].n; t++)
-			lir_term(q->k, &ya, dims[d].t[t].var, ystr[d] * dims[d].t[t].coef);
+			lir_term(q->k, &ya, dims[d].t[t].var, q->ystr[d] * dims[d].t[t].coef);
 	}
 	return ya;
 }
@@ -334,7 +335,7 @@ static void conv_block(ConvK *q, int mv, int mb, int rv, int rb, int ov, int nv)
 	const ConvWindow *w = q->w;
 	const Phased *ph = q->ph;
 	int acc[16 * 8 * 6];
-	int yb = cg_lir_buffer(c, k, q->y->id);
+	int yb = q->yb;
 #define ACC(i, r, j) acc[((i) * rb + (r)) * nv + (j)]
 	for (int i = 0; i < mb; i++) {
 		LirExpr *init = NULL;
@@ -405,7 +406,7 @@ static void conv_block(ConvK *q, int mv, int mb, int rv, int rb, int ov, int nv)
 		}
 	lir_end(k);
 	lir_strength_reduce(k, civ);
-	if (!q->last) { /* partial sums */
+	if (!q->last || q->plain) { /* partial sums, or a plain result */
 		for (int i = 0; i < mb; i++)
 			for (int r = 0; r < rb; r++)
 				for (int j = 0; j < nv; j++) {
@@ -509,6 +510,34 @@ static int64_t slice_channels(CG *c, const ConvWindow *w, const Phased *ph, cons
 	return cb < Cg ? cb : Cg;
 }
 
+/* The slices of input channels (in half of L2, partial sums through the
+ * output), each with every block of the output: the first slice, a loop of
+ * middle ones, the last. */
+static void emit_slices(ConvK *q, const ConvBlock *bk, int64_t Mg, const char *yname)
+{
+	LirKernel *k = q->k;
+	int64_t Cg = q->Cg, rows = q->rows;
+	int64_t cb = slice_channels(q->c, q->w, q->ph, bk, Cg, q->T), nslices = (Cg + cb - 1) / cb;
+	cb = (Cg + nslices - 1) / nslices;
+	nslices = (Cg + cb - 1) / cb;
+	if (nslices > 1)
+		lir_note(k, "input channels in %lld slices of %lld (partial sums in %s)", (long long)nslices, (long long)cb,
+			 yname);
+	for (int part = 0; part < 3; part++) {
+		int64_t lo = part == 0 ? 0 : part == 1 ? cb : (nslices - 1) * cb;
+		if ((part == 1 && nslices < 3) || (part == 2 && nslices < 2))
+			continue;
+		q->first = part == 0;
+		q->last = part == 2 || nslices == 1;
+		q->c0 = part == 1 ? 0 : lo;
+		q->cn = part == 2 ? Cg - lo : cb;
+		q->cbv = part == 1 ? lir_for(k, cb, (nslices - 1) * cb, cb) : -1;
+		emit_blocks(q, bk, Mg, rows);
+		if (part == 1)
+			lir_end(k);
+	}
+}
+
 /* Direct convolution with register blocks over output channels, rows and
  * vectors of a row (the block minimizing the cost model's estimate over
  * the target's vector registers, FMA units and latency, load ports): per
@@ -564,7 +593,9 @@ static bool conv_blocked(CG *c, const Node *n)
 			 (long long)ph.nph[0], (long long)ph.nph[1], (long long)ph.P[0], (long long)ph.P[1]);
 	}
 	ConvK q = {c, k, y, b, &w, &ph, bx, cg_lir_buffer(c, k, wv->id),
-		   b ? cg_lir_buffer(c, k, b->id) : -1, C, Cg, Mg, T, rows, cols, merged, -1, -1, -1, 0, 0, false, false, split};
+		   b ? cg_lir_buffer(c, k, b->id) : -1, C, Cg, Mg, T, rows, cols, merged, -1, -1, -1, 0, 0, false, false, split,
+		   cg_lir_buffer(c, k, y->id), {0}, false};
+	shape_strides(&y->type.shape, q.ystr);
 	q.nv = lir_for(k, 0, N, 1);
 	q.gv = lir_for(k, 0, G, 1);
 	if (split) {
@@ -573,28 +604,7 @@ static bool conv_blocked(CG *c, const Node *n)
 		lir_term(k, &xa, q.gv, Cg * w.in[0] * w.in[1]);
 		phase_into(k, bxin, &xa, bx, Cg, &w, &ph, 0.0);
 	}
-	/* input-channel slices: one slice's rows of a band of output rows and
-	 * its weights of a channel block stay in half of the L1 data cache */
-	int64_t cb = slice_channels(c, &w, &ph, &bk, Cg, T), nslices = (Cg + cb - 1) / cb;
-	cb = (Cg + nslices - 1) / nslices;
-	nslices = (Cg + cb - 1) / cb;
-	if (nslices > 1)
-		lir_note(k, "input channels in %lld slices of %lld (partial sums in %s)", (long long)nslices, (long long)cb,
-			 y->name);
-	/* the first slice, the middle ones (a loop), the last */
-	for (int part = 0; part < 3; part++) {
-		int64_t lo = part == 0 ? 0 : part == 1 ? cb : (nslices - 1) * cb;
-		if ((part == 1 && nslices < 3) || (part == 2 && nslices < 2))
-			continue;
-		q.first = part == 0;
-		q.last = part == 2 || nslices == 1;
-		q.c0 = part == 1 ? 0 : lo;
-		q.cn = part == 2 ? Cg - lo : cb;
-		q.cbv = part == 1 ? lir_for(k, cb, (nslices - 1) * cb, cb) : -1;
-		emit_blocks(&q, &bk, Mg, rows);
-		if (part == 1)
-			lir_end(k);
-	}
+	emit_slices(&q, &bk, Mg, y->name);
 	lir_end(k);
 	lir_end(k);
 	bool ok = cg_lir_run(c, k, true);
