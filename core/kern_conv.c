@@ -295,6 +295,7 @@ typedef struct {
 	int yb;                 /* the output's buffer, [N][G Mg][rows][cols] by ystr */
 	int64_t ystr[4];
 	bool plain;             /* the last slice stores too (no epilogue: y is NULL) */
+	int64_t xoff, yoff;     /* where the input and the output start in bx and yb */
 } ConvK;
 
 /* y's index of block element (i, r, j) at (mv, rv, ov) */
@@ -316,7 +317,7 @@ static void y_dims(ConvK *q, int mv, int i, int rv, int r, int ov, int j, LirAff
 /* y's flat index of block element (i, r, j) */
 static LirAffine y_flat(ConvK *q, int mv, int i, int rv, int r, int ov, int j)
 {
-	LirAffine dims[4], ya = lir_affine(0);
+	LirAffine dims[4], ya = lir_affine(q->yoff);
 	y_dims(q, mv, i, rv, r, ov, j, dims);
 	for (int d = 0; d < 4; d++) {
 		ya.off += q->ystr[d] * dims[d].off;
@@ -369,7 +370,7 @@ static void conv_block(ConvK *q, int mv, int mb, int rv, int rb, int ov, int nv)
 			LirAffine xa_of[8 * 6];
 			for (int r = 0; r < rb; r++)
 				for (int j = 0; j < nv; j++) {
-					LirAffine xa = lir_affine(q->c0 * nplanes * plane + phase * plane +
+					LirAffine xa = lir_affine(q->xoff + q->c0 * nplanes * plane + phase * plane +
 								  (q->merged ? 0 : (r + e0) * ph->P[1]) + (int64_t)j * c->lanes + e1);
 					if (!q->local) { /* (a phase buffer holds one group of one image) */
 						lir_term(k, &xa, q->nv, q->C * nplanes * plane);
@@ -538,6 +539,163 @@ static void emit_slices(ConvK *q, const ConvBlock *bk, int64_t Mg, const char *y
 	}
 }
 
+/* ---- Winograd F(2, 3) along the rows ------------------------------------- */
+/* A 3x3, stride-1 convolution as F(2, 3) along the output rows and direct
+ * along each row: per pair of output rows (2i, 2i + 1) and input channel,
+ * the four input rows 2i .. 2i + 3 (of the padded input) become
+ *   V0 = d0 - d2, V1 = d1 + d2, V2 = d2 - d1, V3 = d1 - d3     (B^T d)
+ * and the weights' three rows per (m, c) become, at compile time,
+ *   U0 = g0, U1 = (g0 + g1 + g2) / 2, U2 = (g0 - g1 + g2) / 2, U3 = g2 (G g);
+ * each Vx row is convolved with the 1 x 3 row Ux over the channels (a
+ * grouped 1 x 3 convolution of 4 groups, on the register-blocked kernel
+ * above) into Mx, and the two output rows are
+ *   y(2i) = M0 + M1 + M2,  y(2i + 1) = M1 - M2 - M3                 (A^T M)
+ * (then the bias and the epilogue).  12 multiply-adds per channel for two
+ * outputs instead of 18; the transforms are adds and subtractions only
+ * (coefficients 1 and 1/2: no growth of rounding errors). */
+static bool conv_winograd(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *wv = n->in[1], *b = n->nin == 3 ? n->in[2] : NULL, *y = n->out[0];
+	const Shape *xs = &x->type.shape, *ws = &wv->type.shape;
+	ConvWindow w;
+	if (c->scalable || xs->rank != 4 || c->lanes < 2 || target_class_for(c->t, SORT_M) < 0 ||
+	    !conv_window(n, xs, ws->dim + 2, false, &w) || w.ns != 2)
+		return false;
+	int64_t N = xs->dim[0], C = xs->dim[1], M = ws->dim[0], G = attr_i(n, "group");
+	int64_t OH = w.out[0], OW = w.out[1];
+	if (N != 1 || G != 1 || w.k[0] != 3 || w.k[1] != 3 || w.stride[0] != 1 || w.stride[1] != 1 || w.dil[0] != 1 ||
+	    w.dil[1] != 1 || OH < 2 || C < 16 || M < 16)
+		return false;
+	const Tensor *g = cg_const_data(c, wv->id);
+	if (!g || g->type.dtype != DT_F32)
+		return false;
+	int64_t th = (OH + 1) / 2, PW = OW + 2;
+	/* the cost model: the direct blocks against the 1 x 3 ones and the
+	 * transforms' loads and stores (V written and read, Mx written and read) */
+	ConvMachine m = conv_machine(c);
+	double direct, wino;
+	cg_conv_block(&m, M, OH, OW, (double)C * 9, &direct);
+	ConvBlock bk = cg_conv_block(&m, M, th, OW, (double)C * 3, &wino);
+	if (direct < 0 || wino < 0)
+		return false;
+	double moves = (double)(C * (2 * th + 2) * PW * 2 + 4 * C * th * PW * 2 + 4 * M * th * OW * 2) / m.lanes / m.load_ports;
+	double total = 4 * wino + moves;
+	if (total > 0.9 * direct)
+		return false;
+	/* U [4 M][C][1][3] at compile time */
+	Shape us = {4, {4 * M, C, 1, 3}};
+	Tensor *ut = tensor_new(DT_F32, &us);
+	const float *gw = g->data;
+	float *u = ut->data;
+	for (int64_t mm = 0; mm < M; mm++)
+		for (int64_t cc = 0; cc < C; cc++)
+			for (int kw = 0; kw < 3; kw++) {
+				const float *gg = gw + ((mm * C + cc) * 3) * 3 + kw;
+				double g0 = gg[0], g1 = gg[3], g2 = gg[6];
+				double uv[4] = {g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2};
+				for (int e = 0; e < 4; e++)
+					u[((e * M + mm) * C + cc) * 3 + kw] = (float)uv[e];
+			}
+	const char *usym = cg_add_data(c->p, ut);
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: conv", y->name);
+	lir_note(k, "Winograd F(2, 3) along the rows: 4 x (1 x 3) convolutions of %lld channels, estimated %.0f cycles (direct: %.0f)",
+		 (long long)C, total, direct);
+	lir_note(k, "register block: %d channels x %d rows x %d vectors (%d registers of %d)", bk.mb, bk.rb, bk.nv,
+		 cg_conv_block_regs(bk.mb, bk.rb, bk.nv), m.regs);
+	/* the padded input: rows [0, 2 th + 2), columns [0, OW + 2) */
+	ConvWindow wp = w;
+	wp.out[0] = 2 * th;
+	Phased pp;
+	phase_shape(&wp, &pp);
+	int bxin = cg_lir_buffer(c, k, x->id);
+	/* one scratch (the node's): the padded input, V [4][C][th][PW], Mx [4][M][th][OW] */
+	int64_t xn = C * pp.P[0] * pp.P[1], vn = 4 * C * th * PW, mn = 4 * M * th * OW;
+	int sid = cg_scratch(c, xn + vn + mn);
+	cg_base_of(c, sid);
+	int bs = cg_lir_buffer(c, k, sid), bxp = bs, bv = bs, bm = bs;
+	LirAffine xa0 = lir_affine(0);
+	phase_into(k, bxin, &xa0, bs, C, &wp, &pp, 0.0);
+	{
+		int cv = lir_for(k, 0, C, 1), iv = lir_for(k, 0, th, 1), jv = lir_for(k, 0, PW, 1);
+		int d[4];
+		for (int a = 0; a < 4; a++) {
+			LirAffine da = lir_affine(a * pp.P[1]);
+			lir_term(k, &da, cv, pp.P[0] * pp.P[1]);
+			lir_term(k, &da, iv, 2 * pp.P[1]);
+			lir_term(k, &da, jv, 1);
+			d[a] = lir_temp(k, SORT_V);
+			lir_assign(k, d[a], lir_load(k, bxp, &da));
+		}
+		static const int lhs[4] = {0, 1, 2, 1}, rhs[4] = {2, 2, 1, 3};
+		static const SelOp op[4] = {SEL_SUB_V, SEL_ADD_V, SEL_SUB_V, SEL_SUB_V};
+		for (int e = 0; e < 4; e++) {
+			LirAffine va = lir_affine(xn + e * C * th * PW);
+			lir_term(k, &va, cv, th * PW);
+			lir_term(k, &va, iv, PW);
+			lir_term(k, &va, jv, 1);
+			lir_store(k, bv, &va, lir_op(k, op[e], lir_ref(k, d[lhs[e]]), lir_ref(k, d[rhs[e]]), NULL));
+		}
+		lir_end(k);
+		lir_end(k);
+		lir_end(k);
+		lir_vectorize(k, jv, LIR_TAIL_MASKED);
+	}
+	/* Mx [4][M][th][OW]: a grouped 1 x 3 convolution of V by U */
+	ConvWindow w3 = {2, {th, PW, 0}, {1, 3, 0}, {1, 1, 0}, {1, 1, 0}, {0, 0, 0}, {0, 0, 0}, {th, OW, 0}};
+	Phased p3;
+	phase_shape(&w3, &p3);
+	ConvK q = {c, k, NULL, NULL, &w3, &p3, bv, lir_data_buffer(k, "(winograd weights)", 4 * M * C * 3, 4, usym), -1,
+		   4 * C, C, M, 3, th, OW, false, -1, -1, -1, 0, 0, false, false, false, bm,
+		   {4 * M * th * OW, th * OW, OW, 1}, true, xn, xn + vn};
+	q.nv = lir_for(k, 0, 1, 1);
+	q.gv = lir_for(k, 0, 4, 1);
+	emit_slices(&q, &bk, M, "(winograd products)");
+	lir_end(k);
+	lir_end(k);
+	/* y = A^T Mx (+ bias), through the epilogue */
+	int bb = b ? cg_lir_buffer(c, k, b->id) : -1;
+	for (int part = 0; part < 2; part++) {
+		int64_t ilo = part ? OH / 2 : 0, ihi = part ? th : OH / 2;
+		if (ihi <= ilo)
+			continue;
+		int mv = lir_for(k, 0, M, 1), iv = lir_for(k, ilo, ihi, 1), ov = lir_for(k, 0, OW, 1);
+		int mx[4];
+		for (int e = 0; e < 4; e++) {
+			LirAffine ma = lir_affine(xn + vn + e * M * th * OW);
+			lir_term(k, &ma, mv, th * OW);
+			lir_term(k, &ma, iv, OW);
+			lir_term(k, &ma, ov, 1);
+			mx[e] = lir_temp(k, SORT_V);
+			lir_assign(k, mx[e], lir_load(k, bm, &ma));
+		}
+		for (int a = 0; a < (part ? 1 : 2); a++) {
+			LirExpr *v = a == 0 ? lir_op(k, SEL_ADD_V, lir_op(k, SEL_ADD_V, lir_ref(k, mx[0]), lir_ref(k, mx[1]), NULL),
+						      lir_ref(k, mx[2]), NULL)
+					    : lir_op(k, SEL_SUB_V, lir_op(k, SEL_SUB_V, lir_ref(k, mx[1]), lir_ref(k, mx[2]), NULL),
+						      lir_ref(k, mx[3]), NULL);
+			if (b) {
+				LirAffine ba = lir_affine(0);
+				lir_term(k, &ba, mv, 1);
+				v = lir_op(k, SEL_ADD_V, v, lir_load(k, bb, &ba), NULL);
+			}
+			int t = lir_temp(k, SORT_V);
+			lir_assign(k, t, v);
+			LirAffine dims[4] = {lir_affine(0), lir_affine(0), lir_affine(a), lir_affine(0)};
+			lir_term(k, &dims[1], mv, 1);
+			lir_term(k, &dims[2], iv, 2);
+			lir_term(k, &dims[3], ov, 1);
+			cg_lir_result_store(c, k, y, t, dims);
+		}
+		lir_end(k);
+		lir_end(k);
+		lir_end(k);
+		lir_vectorize(k, ov, LIR_TAIL_MASKED);
+	}
+	bool ok = cg_lir_run(c, k, true);
+	lir_kernel_free(k);
+	return ok;
+}
+
 /* Direct convolution with register blocks over output channels, rows and
  * vectors of a row (the block minimizing the cost model's estimate over
  * the target's vector registers, FMA units and latency, load ports): per
@@ -594,7 +752,7 @@ static bool conv_blocked(CG *c, const Node *n)
 	}
 	ConvK q = {c, k, y, b, &w, &ph, bx, cg_lir_buffer(c, k, wv->id),
 		   b ? cg_lir_buffer(c, k, b->id) : -1, C, Cg, Mg, T, rows, cols, merged, -1, -1, -1, 0, 0, false, false, split,
-		   cg_lir_buffer(c, k, y->id), {0}, false};
+		   cg_lir_buffer(c, k, y->id), {0}, false, 0, 0};
 	shape_strides(&y->type.shape, q.ystr);
 	q.nv = lir_for(k, 0, N, 1);
 	q.gv = lir_for(k, 0, G, 1);
@@ -624,7 +782,7 @@ bool cg_conv(CG *c, const Node *n)
 	ConvWindow w;
 	if (!conv_window(n, xs, ws->dim + 2, false, &w))
 		return false;
-	if (conv_blocked(c, n))
+	if (conv_winograd(c, n) || (c->ok && conv_blocked(c, n)))
 		return true;
 	int ns = w.ns;
 	int64_t zero[3] = {0, 0, 0}, psize[3];

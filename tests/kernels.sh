@@ -68,10 +68,22 @@ fi
 # vector registers (15 allocatable ymm of x86-avx2: 6 channels x 2 rows x 1
 # vector, 12 accumulators); a strided one reads its input split by stride
 # phase; many input channels go in L1-sized slices (l1d_bytes).
+# resnet_block's 3x3 stride-1 convolutions go to Winograd F(2, 3) along the
+# rows (the cost model's choice), whose 1 x 3 convolutions take the 6 x 2 x 1
+# block
 "$GDCC" "$SRCDIR/examples/resnet_block.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
 if grep -q '# register block: 6 channels x 2 rows x 1 vectors (15 registers of 15)' "$tmp/loops" &&
-	grep -q '# input padded and split into 1 x 1 stride phases of 58 x 58' "$tmp/loops"; then ok; else
-	bad "resnet_block --emit=loops: not the 6 x 2 x 1 register block"; grep '#' "$tmp/loops" | head; fi
+	[ "$(grep -c '# Winograd F(2, 3) along the rows: 4 x (1 x 3) convolutions of 64 channels' "$tmp/loops")" -eq 2 ]; then ok; else
+	bad "resnet_block --emit=loops: not Winograd on the 6 x 2 x 1 register block"; grep '#' "$tmp/loops" | head; fi
+# a strided conv stays direct, over the phase split
+"$GDCC" "$SRCDIR/tests/backend/conv_blocked.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+if grep -q '# input padded and split into 2 x 2 stride phases of 7 x 6, a group at a time' "$tmp/loops" &&
+	! grep -q 'Winograd' "$tmp/loops"; then ok; else bad "conv_blocked: a strided conv not direct"; fi
+# Winograd's slices (small l2_bytes) against the reference
+if "$GDCC" run "$SRCDIR/tests/backend/conv_winograd.ir" -t x86-avx2 --param l2_bytes=8192 --check --seed 9 >"$tmp/out" 2>&1 &&
+	"$GDCC" "$SRCDIR/tests/backend/conv_winograd.ir" -t x86-avx2 --param l2_bytes=8192 --emit=loops 2>&1 |
+	grep -q 'input channels in 3 slices of 14 (partial sums in (winograd products))'; then ok; else
+	bad "conv_winograd with slices"; tail -5 "$tmp/out"; fi
 # (slices from l2_bytes: a small L2 makes the test model's 300 channels twelve
 # slices, the first, a loop of middle ones and the last; and they compute
 # what the reference does)
