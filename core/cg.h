@@ -130,6 +130,9 @@ int64_t cg_vend_of(CG *c, int64_t lo, int64_t hi);
 const char *cg_add_data(Program *p, Tensor *t);
 const Tensor *cg_const_data(CG *c, int value);
 const char *cg_const_relayout(CG *c, int value, Tensor *t);
+/* The same for data of another size (a transform of the constant): the
+ * node must not read the value itself afterwards (its data may be t now). */
+const char *cg_const_transform(CG *c, int value, Tensor *t);
 BursNode *cg_const_i64(CG *c, int64_t v);
 int64_t cg_int_bound(double v, bool lower);
 void cg_indent(CG *c);

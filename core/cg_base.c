@@ -41,13 +41,14 @@ const Tensor *cg_const_data(CG *c, int value)
 /* Data laid out anew at compile time for the node reading `value` (a
  * transposed or reordered constant): it replaces the constant's own data
  * when nothing else reads that, else it is added beside it. */
-const char *cg_const_relayout(CG *c, int value, Tensor *t)
+static const char *relayout(CG *c, int value, Tensor *t, bool any_size)
 {
 	const Value *v = value < c->p->g->nvalues ? c->p->g->values[value] : NULL;
 	const Buf *b = &c->buf[value];
 	if (v && v->nuses == 1 && !v->is_output && b->kind == BUF_CONST && c->plan->alias[value] == value && !c->viewed[value])
 		for (int i = 0; i < c->p->ndata; i++)
-			if (strcmp(c->p->data[i].sym, b->sym) == 0 && tensor_bytes(c->p->data[i].data) == tensor_bytes(t)) {
+			if (strcmp(c->p->data[i].sym, b->sym) == 0 &&
+			    (any_size || tensor_bytes(c->p->data[i].data) == tensor_bytes(t))) {
 				if (!c->p->data[i].borrowed)
 					tensor_free(c->p->data[i].data);
 				c->p->data[i].data = t;
@@ -55,6 +56,16 @@ const char *cg_const_relayout(CG *c, int value, Tensor *t)
 				return c->p->data[i].sym;
 			}
 	return cg_add_data(c->p, t);
+}
+
+const char *cg_const_relayout(CG *c, int value, Tensor *t)
+{
+	return relayout(c, value, t, false);
+}
+
+const char *cg_const_transform(CG *c, int value, Tensor *t)
+{
+	return relayout(c, value, t, true);
 }
 
 /* A scalar f32 in read-only data (the vocabulary has no vector constants). */

@@ -596,7 +596,7 @@ static bool conv_winograd(CG *c, const Node *n)
 				for (int e = 0; e < 4; e++)
 					u[((e * M + mm) * C + cc) * 3 + kw] = (float)uv[e];
 			}
-	const char *usym = cg_add_data(c->p, ut);
+	const char *usym = cg_const_transform(c, wv->id, ut); /* (g is not read after this) */
 	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: conv", y->name);
 	lir_note(k, "Winograd F(2, 3) along the rows: 4 x (1 x 3) convolutions of %lld channels, estimated %.0f cycles (direct: %.0f)",
 		 (long long)C, total, direct);
