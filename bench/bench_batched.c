@@ -9,21 +9,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_time.h"
+
 void bat_entry(void **args);
 void one_entry(void **args);
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static void *alloc(size_t bytes)
 {

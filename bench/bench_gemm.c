@@ -13,20 +13,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_time.h"
+
 void gdcc_entry(void **args);
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 /* The ymm FMA peak of this core, measured: 12 independent chains of
  * vfmadd231ps on 8 lanes (BASELINES.md's "physical limits" row). */

@@ -264,20 +264,6 @@ static void manifest_value(FILE *o, const Value *v, int arg, const char *sep)
 		sep);
 }
 
-static void json_string(FILE *o, const char *s)
-{
-	fputc('"', o);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(o, "\\%c", *c);
-		else if (*c < 0x20)
-			fprintf(o, "\\u%04x", *c);
-		else
-			fputc(*c, o);
-	}
-	fputc('"', o);
-}
-
 void program_manifest(FILE *o, const Program *p, uint64_t model_hash, const WeightsRef *w)
 {
 	const Graph *g = p->g;

@@ -277,20 +277,6 @@ void placement_print(FILE *o, const Placement *p)
 				xfer_end(p, p->xfers[x].from), xfer_end(p, -1), (long long)p->xfers[x].bytes);
 }
 
-static void json_str(FILE *o, const char *s)
-{
-	fputc('"', o);
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', o);
-		if ((unsigned char)*s < 0x20)
-			fprintf(o, "\\u%04x", *s);
-		else
-			fputc(*s, o);
-	}
-	fputc('"', o);
-}
-
 void placement_json(FILE *o, const Placement *p, const char *ind)
 {
 	fprintf(o, "{\n%s  \"device\": \"%s\", \"host\": %s%s%s,\n%s  \"nodes\": [", ind, p->device->name,
@@ -305,10 +291,10 @@ void placement_json(FILE *o, const Placement *p, const char *ind)
 			if (i >= p->segs[s].first && i <= p->segs[s].last)
 				seg = s;
 		fprintf(o, "%s\n%s    {\"name\": ", k++ ? "," : "", ind);
-		json_str(o, n->out[0]->name);
+		json_string(o, n->out[0]->name);
 		fprintf(o, ", \"op\": \"%s\", \"runs_on\": \"%s\", \"segment\": %d, \"reason\": ", op_info[n->op].name,
 			p->node_target[i]->name, seg);
-		json_str(o, p->node_reason[i]);
+		json_string(o, p->node_reason[i]);
 		fputc('}', o);
 	}
 	fprintf(o, "\n%s  ],\n%s  \"segments\": [", ind, ind);
@@ -319,7 +305,7 @@ void placement_json(FILE *o, const Placement *p, const char *ind)
 	fprintf(o, "\n%s  ],\n%s  \"transfers\": [", ind, ind);
 	for (int x = 0; x < p->nxfers; x++) {
 		fprintf(o, "%s\n%s    {\"value\": ", x ? "," : "", ind);
-		json_str(o, p->xfers[x].value);
+		json_string(o, p->xfers[x].value);
 		fprintf(o, ", \"from\": \"%s\", \"to\": \"%s\", \"bytes\": %lld}", xfer_end(p, p->xfers[x].from),
 			xfer_end(p, p->xfers[x].to), (long long)p->xfers[x].bytes);
 	}

@@ -168,20 +168,6 @@ static bool read_times(Profile *pf, const char *path, Diag *d)
 }
 
 /* ---- output --------------------------------------------------------------------- */
-static void json_str(FILE *o, const char *s)
-{
-	fputc('"', o);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(o, "\\%c", *c);
-		else if (*c < 0x20)
-			fprintf(o, "\\u%04x", *c);
-		else
-			fputc(*c, o);
-	}
-	fputc('"', o);
-}
-
 static void json_num(FILE *o, double v, const char *fmt)
 {
 	if (v < 0 || !isfinite(v))
@@ -198,7 +184,7 @@ static void write_json(FILE *o, const void *ctx)
 	fprintf(o, "{\n  \"schema\": \"gdcc.profile\",\n  \"schema_version\": 1,\n  \"generator\": \"gdcc %s\",\n",
 		PACKAGE_VERSION);
 	fputs("  \"model\": ", o);
-	json_str(o, g->name);
+	json_string(o, g->name);
 	fprintf(o, ",\n  \"target\": \"%s\",\n  \"md_hash\": \"%016llx\",\n  \"content_hash\": \"%016llx\",\n", p->t->name,
 		(unsigned long long)p->t->md_hash, (unsigned long long)content_hash(g, p->t, pf->s->o));
 	fputs("  \"vlen\": ", o);
@@ -207,7 +193,7 @@ static void write_json(FILE *o, const void *ctx)
 	else
 		fputs("null", o);
 	fputs(",\n  \"measured_on\": ", o);
-	json_str(o, pf->measured_on);
+	json_string(o, pf->measured_on);
 	fprintf(o, ",\n  \"timer\": \"CLOCK_MONOTONIC\",\n  \"runs\": %d,\n  \"statistic\": \"median\",\n", pf->runs);
 	fputs("  \"clock_ghz\": ", o);
 	json_num(o, pf->clock_ghz > 0 ? pf->clock_ghz : -1, "%.9g");
@@ -220,14 +206,14 @@ static void write_json(FILE *o, const void *ctx)
 		const Row *r = &pf->rows[k];
 		const KernelInfo *ki = r->ki;
 		fprintf(o, "%s\n    {\"index\": %d, \"symbol\": ", k ? "," : "", k);
-		json_str(o, ki->sym ? ki->sym : "");
+		json_string(o, ki->sym ? ki->sym : "");
 		fputs(", \"output\": ", o);
-		json_str(o, pf->byid[ki->nodes[ki->nnodes - 1]]->out[0]->name);
+		json_string(o, pf->byid[ki->nodes[ki->nnodes - 1]]->out[0]->name);
 		fputs(", \"nodes\": [", o);
 		for (int i = 0; i < ki->nnodes; i++) {
 			const Node *n = pf->byid[ki->nodes[i]];
 			fputs(i ? ", {\"name\": " : "{\"name\": ", o);
-			json_str(o, n->out[0]->name);
+			json_string(o, n->out[0]->name);
 			fprintf(o, ", \"op\": \"%s\"}", op_info[n->op].name);
 		}
 		fprintf(o, "], \"seconds\": %.9f, \"min_seconds\": %.9f, \"max_seconds\": %.9f, \"share\": %.6f, ", r->t.med,
@@ -249,9 +235,9 @@ static void write_json(FILE *o, const void *ctx)
 		if (n->op == OP_CONSTANT || n->id > g->nnodes || !p->no_kernel[n->id])
 			continue;
 		fputs(nn++ ? ",\n    {\"name\": " : "\n    {\"name\": ", o);
-		json_str(o, n->out[0]->name);
+		json_string(o, n->out[0]->name);
 		fprintf(o, ", \"op\": \"%s\", \"reason\": ", op_info[n->op].name);
-		json_str(o, p->no_kernel[n->id]);
+		json_string(o, p->no_kernel[n->id]);
 		fputc('}', o);
 	}
 	fputs(nn ? "\n  ]\n}\n" : "]\n}\n", o);

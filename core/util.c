@@ -253,3 +253,17 @@ void strmap_free(StrMap *m)
 	memset(m, 0, sizeof *m);
 	m->owns_keys = owns;
 }
+
+void json_string(FILE *o, const char *s)
+{
+	fputc('"', o);
+	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(o, "\\%c", *c);
+		else if (*c < 0x20)
+			fprintf(o, "\\u%04x", *c);
+		else
+			fputc(*c, o);
+	}
+	fputc('"', o);
+}

@@ -22,6 +22,9 @@ char *xvasprintf(const char *fmt, va_list ap);
  * writer that uses it. */
 size_t utf8_printable_len(const unsigned char *s, size_t n);
 void fput_escaped(FILE *out, const char *text, size_t n);
+/* s as a JSON string: quotes, " and \ escaped, control characters as \u00XX
+ * (NULL: as the empty string) */
+void json_string(FILE *o, const char *s);
 /* A string -> pointer hash map (open addressing, linear probing, at most
  * half full; XXH3 of the key).  Zero-initialized is empty.  The keys are
  * the caller's unless the map owns them (a copy of each is taken). */
