@@ -28,8 +28,8 @@ for s in $shapes; do
 		fi
 		printf 'graph bat {\n  input a : f32[%s, %s, %s]\n  %s\n%s\n  y = matmul(a, %s)\n  output y\n}\n' "$B" "$M" "$K" "$bdecl" "$tr" "$bb" >"$tmp/bat.ir"
 		printf 'graph one {\n  input a2 : f32[%s, %s]\n  %s\n  %s\n  output y\n}\n' "$M" "$K" "$odecl" "$one" >"$tmp/one.ir"
-		"$GDCC" -S -t x86-avx2 "$tmp/bat.ir" -o "$tmp/bat.s"
-		"$GDCC" -S -t x86-avx2 "$tmp/one.ir" -o "$tmp/one.s"
+		"$GDCC" -S -t "${TARGET:-x86-avx2}" "$tmp/bat.ir" -o "$tmp/bat.s"
+		"$GDCC" -S -t "${TARGET:-x86-avx2}" "$tmp/one.ir" -o "$tmp/one.s"
 		cc -c -o "$tmp/bat.o" "$tmp/bat.s" && cc -c -o "$tmp/one.o" "$tmp/one.s"
 		objcopy --redefine-sym gdcc_entry=bat_entry "$tmp/bat.o"
 		objcopy --redefine-sym gdcc_entry=one_entry "$tmp/one.o"

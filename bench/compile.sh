@@ -29,9 +29,9 @@ for m in $models; do
 		rm -f "$tmp/out"*
 		t0=$(now)
 		if [ $mode = -c ]; then
-			$pin "$GDCC" -c -t x86-avx2 "$m" -o "$tmp/out.o" >/dev/null
+			$pin "$GDCC" -c -t "${TARGET:-x86-avx2}" "$m" -o "$tmp/out.o" >/dev/null
 		else
-			$pin "$GDCC" -S -t x86-avx2 "$m" -o "$tmp/out.s" >/dev/null && cc -c -o "$tmp/out.o" "$tmp/out.s"
+			$pin "$GDCC" -S -t "${TARGET:-x86-avx2}" "$m" -o "$tmp/out.s" >/dev/null && cc -c -o "$tmp/out.o" "$tmp/out.s"
 		fi
 		t1=$(now)
 		echo $(( (t1 - t0) / 1000000 )) >>"$tmp/t"

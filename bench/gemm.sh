@@ -5,7 +5,7 @@
 # layout given.  Prints a Markdown table (GFLOP/s, the ratio, gdcc's share
 # of the target's peak_gflops_1core).  Needs libopenblas-dev.
 # usage: bench/gemm.sh [GDCC] [M,N,K ...]
-#   LAYOUTS="NN NT TN TT" (the default), TRIALS=9, GDCC_FLAGS=...
+#   LAYOUTS="NN NT TN TT" (the default), TRIALS=9, GDCC_FLAGS=..., TARGET=x86-avx512
 set -eu
 GDCC=${1:-./gdcc}
 [ $# -gt 0 ] && shift
@@ -17,7 +17,7 @@ layouts=${LAYOUTS:-"NN NT TN TT"}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 pin=""
 command -v taskset >/dev/null && pin="taskset -c 1"
-peak=$(sed -n 's/^param peak_gflops_1core *= *\([0-9.]*\).*/\1/p' "$here/../md/x86-avx2.md")
+peak=$(sed -n 's/^param peak_gflops_1core *= *\([0-9.]*\).*/\1/p' "$here/../md/${TARGET:-x86-avx2}.md")
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'); $(grep -o -w 'avx512f\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 echo "(.md peak_gflops_1core: $peak; the peak column is this core's ymm FMA peak, measured in each run)"
 echo "| M×N×K | layout | gdcc GFLOP/s | OpenBLAS GFLOP/s | ratio (medians) | ratio (bests) | gdcc / ymm peak | ymm peak | max diff |"
@@ -36,7 +36,7 @@ graph mm {
 }
 IR
 		# shellcheck disable=SC2086
-		"$GDCC" -S -t x86-avx2 ${GDCC_FLAGS:-} "$tmp/mm.ir" -o "$tmp/mm.s"
+		"$GDCC" -S -t "${TARGET:-x86-avx2}" ${GDCC_FLAGS:-} "$tmp/mm.ir" -o "$tmp/mm.s"
 		ws=$(sed -n 's/.*"workspace": {"arg": [0-9]*, "bytes": \([0-9]*\)}.*/\1/p' "$tmp/mm.s.json")
 		cc -O2 -o "$tmp/bench" "$here/bench_gemm.c" "$tmp/mm.s" -lopenblas -lm
 		$pin "$tmp/bench" "$M" "$N" "$K" "${ws:-0}" $ta $tb 0 "${TRIALS:-9}" || echo "(mismatch above)"

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""gdcc's x86-avx2 code against PyTorch eager, in one process.
+"""gdcc's x86 code (x86-avx2, or --target=x86-avx512) against PyTorch eager, in one process.
 
   bench/pytorch_bench.py [--gdcc=PATH] [--gdcc-flags=FLAGS | --compare=FLAGS,FLAGS...]
                          [--models=NAME,...] [--seconds=S] [--workdir=DIR] [--keep]
@@ -121,12 +121,12 @@ def aligned(nbytes, dtype, shape):
 class GdccBuild:
     """One model compiled with one flag set, loaded and ready to call."""
 
-    def __init__(self, gdcc, flags, onnx_path, stem):
+    def __init__(self, gdcc, flags, onnx_path, stem, target="x86-avx2"):
         self.flags = flags
         self.asm = stem + ".s"
         self.report_path = stem + ".report.json"
         t0 = time.perf_counter()
-        run_cmd([gdcc, "-S", onnx_path, "-t", "x86-avx2", *flags, "-o", self.asm, "--report=" + self.report_path],
+        run_cmd([gdcc, "-S", onnx_path, "-t", target, *flags, "-o", self.asm, "--report=" + self.report_path],
                 "gdcc -S " + " ".join(flags))
         self.compile_s = time.perf_counter() - t0
         with open(self.asm + ".json") as f:
@@ -258,6 +258,7 @@ def fmt(v, spec="{}"):
 def main():
     ap = argparse.ArgumentParser(description="gdcc x86-avx2 against PyTorch eager (see the module docstring)")
     ap.add_argument("--gdcc", default="./gdcc", help="the compiler (default ./gdcc)")
+    ap.add_argument("--target", default="x86-avx2", help="the gdcc target (default x86-avx2; x86-avx512 where the CPU runs it)")
     ap.add_argument("--gdcc-flags", default="", help="extra gdcc flags, one set (e.g. --gdcc-flags=-O0)")
     ap.add_argument("--compare", default=None, help="several flag sets, comma-separated (e.g. --compare=-O0,-O2)")
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated, of " + ", ".join(MODELS))
@@ -287,7 +288,7 @@ def main():
     work = a.workdir or tempfile.mkdtemp(prefix="gdcc-pytorch-")
     os.makedirs(work, exist_ok=True)
     label = lambda fl: " ".join(fl) if fl else "(none)"
-    print(f"gdcc: {gdcc}; flag sets: {', '.join(label(f) for f in flagsets)}; "
+    print(f"gdcc: {gdcc} -t {a.target}; flag sets: {', '.join(label(f) for f in flagsets)}; "
           f"torch {torch.__version__}, {torch.get_num_threads()} thread(s); opset {opset}; "
           f"tolerance {ATOL:g} + {RTOL:g} |ref|; budget {a.seconds:g} s per model", flush=True)
 
@@ -312,7 +313,7 @@ def main():
             row = {"model": name, "flags": label(fl), "status": "ok"}
             rows.append(row)
             try:
-                b = GdccBuild(gdcc, fl, onnx_path, os.path.join(work, f"{name}.v{k}"))
+                b = GdccBuild(gdcc, fl, onnx_path, os.path.join(work, f"{name}.v{k}"), a.target)
                 row.update(compile_s=b.compile_s, nodes=b.nodes(), groups=b.groups(), kernels=b.stat("code", "kernels"),
                            workspace_bytes=b.stat("code", "workspace_bytes") or b.stat("workspace", "bytes"),
                            instructions=b.stat("code", "instructions"))
@@ -341,7 +342,7 @@ def main():
             row = {"model": name, "flags": "examples/" + EXAMPLES[name], "status": "ok"}
             rows.append(row)
             try:
-                b = GdccBuild(gdcc, flagsets[0], ex, os.path.join(work, f"{name}.example"))
+                b = GdccBuild(gdcc, flagsets[0], ex, os.path.join(work, f"{name}.example"), a.target)
                 row.update(compile_s=b.compile_s, nodes=b.nodes(), groups=b.groups(), kernels=b.stat("code", "kernels"),
                            workspace_bytes=b.stat("code", "workspace_bytes") or b.stat("workspace", "bytes"))
                 b.set_input(xn)

@@ -45,6 +45,7 @@
 #include "reduce.h"
 #include "rng.h"
 #include "run.h"
+#include "hostcpu.h"
 #include "target.h"
 #include "util.h"
 #include "verify.h"
@@ -97,7 +98,9 @@ static void usage(FILE *out)
 	      "      --verify-each    verify the IR after every pass (on in checking builds)\n"
 	      "      --list-passes    list the pipeline's passes in order\n"
 	      "      --list-ops       list the op table: operands, results, attributes\n"
-	      "      --list-targets   list the targets this build knows\n"
+	      "      --list-targets   list the targets this build knows, and how each one's code\n"
+	      "                       runs here (native, qemu, simulator, or why not);\n"
+	      "                       -t native: the widest native one this CPU runs\n"
 	      "      --print-legality print the -t target's legality table (no model needed)\n"
 	      "      --format=FORMAT  json (default), csv or md, for --print-legality\n"
 	      "      --max-tensor-bytes=N     the largest tensor (default 4G; K, M, G, T suffixes)\n"
@@ -511,9 +514,11 @@ static const Target *with_params(Options *o, const Target *t)
 	return pt;
 }
 
+/* The targets, with how their code runs here (native, under qemu, in the
+ * simulator, or why not) and which one -t native picks. */
 static void list_targets(void)
 {
-	printf("%-16s %-24s %-22s %-28s %s\n", "target", "isa", "vector", "dtypes", "description");
+	printf("%-16s %-34s %-22s %-20s %-34s %s\n", "target", "isa", "vector", "dtypes", "runs here", "description");
 	for (int i = 0; i < gdcc_ntargets; i++) {
 		const Target *t = gdcc_targets[i];
 		char vec[64], dts[64] = "";
@@ -525,13 +530,28 @@ static void list_targets(void)
 		for (int dt = DT_F32; dt < DT_COUNT; dt++)
 			if (t->dtypes & (1u << dt))
 				k += snprintf(dts + k, sizeof dts - k, "%s%s", k ? "," : "", dtype_name((DType)dt));
-		printf("%-16s %-24s %-22s %-28s %s%s%s\n", t->name, t->isa, vec, dts, t->md_file,
+		char why[200], here[240];
+		bool ok = target_runs_here(t, why, sizeof why);
+		snprintf(here, sizeof here, "%s%s%s", ok ? target_runs_on(t) : "no: ", ok ? "" : why,
+			 ok && t == target_native() ? " (-t native)" : "");
+		printf("%-16s %-34s %-22s %-20s %-34s %s%s%s\n", t->name, t->isa, vec, dts, here, t->md_file,
 		       t->parent ? ", extends " : "", t->parent ? t->parent : "");
 	}
 }
 
+/* A target by name; "native": the native target with the widest vectors
+ * that runs here. */
+static const Target *lookup_target(const char *name)
+{
+	return strcmp(name, "native") == 0 ? target_native() : target_lookup(name);
+}
+
 static int unknown_target(const char *name)
 {
+	if (strcmp(name, "native") == 0) {
+		fprintf(stderr, "gdcc: error: -t native: no target's code runs natively on this machine (see gdcc --list-targets)\n");
+		return EXIT_USAGE;
+	}
 	fprintf(stderr, "gdcc: error: unknown target '%s' (known:", name);
 	for (int i = 0; i < gdcc_ntargets; i++)
 		fprintf(stderr, " %s", gdcc_targets[i]->name);
@@ -627,7 +647,7 @@ static int check_with(Options *o, int argc, char **argv)
 		}
 	}
 	const Target *target = NULL;
-	if (target_name && !(target = target_lookup(target_name)))
+	if (target_name && !(target = lookup_target(target_name)))
 		return unknown_target(target_name);
 	if (o->nparam_settings && !target)
 		return usage_error("--param overrides a target's parameters: give -t TARGET%s", "");
@@ -944,10 +964,11 @@ static int run_with(Options *o, int argc, char **argv)
 		goto done;
 	}
 	const Target *tgt = NULL;
-	if (target && !(tgt = target_lookup(target))) {
+	if (target && !(tgt = lookup_target(target))) {
 		rc = unknown_target(target);
 		goto done;
 	}
+
 	if (o->nparam_settings && !tgt) {
 		rc = usage_error("--param overrides a target's parameters: give -t TARGET%s", "");
 		goto done;

@@ -16,6 +16,7 @@
 #include "interp.h"
 #include "ops.h"
 #include "profile.h"
+#include "hostcpu.h"
 #include "run.h"
 #include "util.h"
 
@@ -184,6 +185,15 @@ static void write_header_job(FILE *out, const void *ctx)
  * outputs.  Returns 0 or an exit status, after reporting into d. */
 static int run_on_target(Session *s, const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d)
 {
+	/* (before compiling: a program this machine cannot run is not built) */
+	char cannot[200];
+	if (!target_runs_here(t, cannot, sizeof cannot)) {
+		diag_error(d, loc_at(NULL, 0, 0),
+			   "run -t %s: this machine cannot run %s's code (%s); compile it with -S or -c and run it where "
+			   "it can (gdcc --list-targets)",
+			   t->name, t->name, cannot);
+		return EXIT_RUN;
+	}
 	Program *p = compile_program(s, g, t, NULL, NULL, d);
 	if (!p)
 		return s->status;

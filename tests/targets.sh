@@ -109,5 +109,31 @@ grep -qF "bad.ir:3:7: error: exp f32[2,3] is unsupported on toy: not on the toy 
 "$GDCC" --print-legality 2>/dev/null; [ $? -eq 2 ] && ok || bad "--print-legality without -t"
 "$GDCC" --print-legality -t x --format=xml 2>/dev/null; [ $? -eq 2 ] && ok || bad "--format=xml accepted"
 
+# How each target's code runs here (issue 15): --list-targets says native,
+# qemu, simulator or why not, and which target -t native picks; GDCC_CPU_FLAGS
+# plays a CPU with those flags.  A run on a target this machine cannot run is
+# refused before anything is built (exit 3), with the reason; -S still works.
+lt=$(GDCC_CPU_FLAGS="sse2 avx2 fma bmi2" "$GDCC" --list-targets)
+echo "$lt" | grep -q '^x86-avx2 .* native (-t native) ' && ok || bad "--list-targets: x86-avx2 not native (-t native) with avx2 flags"
+echo "$lt" | grep -q '^x86-avx512 .* no: this CPU lacks avx512f ' && ok || { bad "--list-targets: x86-avx512 not refused without avx512f"; echo "$lt"; }
+echo "$lt" | grep -q '^npu-systolic .* simulator ' && ok || bad "--list-targets: npu-systolic not in the simulator"
+echo "$lt" | grep -Eq '^riscv-rvv .* (qemu|no: its emulator qemu-riscv64 is not on PATH) ' && ok || bad "--list-targets: riscv-rvv"
+lt=$(GDCC_CPU_FLAGS="avx2 fma bmi2 avx512f avx512vl avx512dq avx512bw" "$GDCC" --list-targets)
+echo "$lt" | grep -q '^x86-avx512 .* native (-t native) ' && ok || bad "--list-targets: x86-avx512 not -t native with its flags"
+GDCC_CPU_FLAGS="avx2 fma bmi2" "$GDCC" run "$SRCDIR/examples/mlp.ir" -t x86-avx512 --output-dir "$tmp/none" >"$tmp/out" 2>"$tmp/err"
+st=$?
+if [ $st -eq 3 ] && grep -q "error: run -t x86-avx512: this machine cannot run x86-avx512's code (this CPU lacks avx512f" "$tmp/err" &&
+	[ ! -e "$tmp/none" ]; then ok; else bad "run -t x86-avx512 without avx512f: exit $st"; cat "$tmp/err"; fi
+if GDCC_CPU_FLAGS="avx2 fma bmi2" "$GDCC" -S -t x86-avx512 "$SRCDIR/examples/mlp.ir" -o "$tmp/m512.s" 2>"$tmp/err" &&
+	grep -q '%zmm' "$tmp/m512.s"; then ok; else bad "-S -t x86-avx512 without avx512f"; cat "$tmp/err"; fi
+GDCC_CPU_FLAGS="avx2 fma bmi2" "$GDCC" -t native --emit=loops "$SRCDIR/examples/mlp.ir" 2>/dev/null | grep -q 'on x86-avx2, 8 lanes' &&
+	ok || bad "-t native on an AVX2 CPU is not x86-avx2"
+GDCC_CPU_FLAGS="avx2 fma bmi2 avx512f avx512vl avx512dq avx512bw" "$GDCC" -t native --emit=loops "$SRCDIR/examples/mlp.ir" 2>/dev/null |
+	grep -q 'on x86-avx512, 16 lanes' && ok || bad "-t native on an AVX-512 CPU is not x86-avx512"
+GDCC_CPU_FLAGS="sse2" "$GDCC" -t native "$SRCDIR/examples/mlp.ir" >/dev/null 2>"$tmp/err"
+st=$?
+[ $st -eq 2 ] && grep -q "error: -t native: no target's code runs natively on this machine" "$tmp/err" && ok ||
+	bad "-t native with no native target: exit $st"
+
 echo "targets: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
