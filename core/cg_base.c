@@ -436,6 +436,51 @@ static const char *lw_const_w(void *ctx, int32_t v)
 	return cg_add_data(c->p, t);
 }
 
+/* How a fixed-vector loop's remainder (fewer elements than a vector) runs
+ * here, by what the .md says each way costs: one masked vector (a mask of
+ * its first lanes, a masked load, a masked store) where that is cheaper
+ * than the scalar iterations it replaces, (lanes - 1) / 2 of them on
+ * average (a scalar load, a store and the loop's step and branch each);
+ * else, or without a mask register class, a scalar loop.  (AVX-512's
+ * opmasks win; AVX2's masked store, microcoded on Zen, does not.) */
+LirTail cg_tail(CG *c)
+{
+	int mcls = target_class_for(c->t, SORT_M);
+	if (c->scalable || c->lanes < 2 || mcls < 0)
+		return LIR_TAIL_SCALAR;
+	const Target *t = c->t;
+	BursNode n[12];
+	memset(n, 0, sizeof n);
+	for (int i = 0; i < 12; i++)
+		n[i].form = -1;
+	n[0].op = SEL_REG_I; /* an address */
+	n[1].op = SEL_REG_V;
+	n[2].op = SEL_REG_M;
+	n[3].op = SEL_REG_F;
+	/* the mask: lane indices < a splat of the count */
+	n[4].op = SEL_CMPLT_V, n[4].kid[0] = &n[1], n[4].kid[1] = &n[1];
+	n[5].op = SEL_LOADM_V, n[5].kid[0] = &n[0], n[5].kid[1] = &n[2];
+	n[6].op = SEL_STOREM_V, n[6].kid[0] = &n[0], n[6].kid[1] = &n[1], n[6].kid[2] = &n[2];
+	n[7].op = SEL_LOAD_F, n[7].kid[0] = &n[0];
+	n[8].op = SEL_STORE_F, n[8].kid[0] = &n[0], n[8].kid[1] = &n[3];
+	n[9].op = SEL_ADD_I, n[9].kid[0] = &n[0], n[9].kid[1] = &n[0];
+	n[10].op = SEL_BRLT_I, n[10].kid[0] = &n[0], n[10].kid[1] = &n[0];
+	int64_t masked = (int64_t)isel_cost(t, &n[4], mcls) + isel_cost(t, &n[5], c->vcls) + isel_cost(t, &n[6], -1);
+	int64_t scalar = (int64_t)isel_cost(t, &n[7], c->fcls) + isel_cost(t, &n[8], -1) + isel_cost(t, &n[9], c->icls) +
+			 isel_cost(t, &n[10], -1);
+	if (masked >= BURS_INF)
+		return LIR_TAIL_SCALAR;
+	return 2 * masked < (c->lanes - 1) * scalar ? LIR_TAIL_MASKED : LIR_TAIL_SCALAR;
+}
+
+/* Vectorize loop var of k with the remainder cg_tail chooses (a scalar
+ * one where a masked remainder cannot carry the loop's reductions). */
+bool cg_vectorize(CG *c, LirKernel *k, int var)
+{
+	LirTail t = cg_tail(c);
+	return lir_vectorize(k, var, t) || (t == LIR_TAIL_MASKED && lir_vectorize(k, var, LIR_TAIL_SCALAR));
+}
+
 static BursNode *lw_first_lanes(void *ctx, int64_t k)
 {
 	return cg_first_lanes(ctx, k);

@@ -76,10 +76,10 @@ static bool phase_shape(const ConvWindow *w, Phased *ph)
  * of the input (buffer bx, the first channel's element at xa) into buffer
  * bs from its start: per phase, the fill value around the rectangle of
  * elements that come from the input, then that rectangle (a vector copy
- * when its rows are contiguous in the input, else four elements per
- * iteration through pointers). */
+ * when its rows are contiguous in the input, its remainder as `tail`
+ * says, else four elements per iteration through pointers). */
 static void phase_into(LirKernel *k, int bx, const LirAffine *xa, int bs, int64_t nch, const ConvWindow *w,
-		       const Phased *ph, double fill)
+		       const Phased *ph, double fill, LirTail tail)
 {
 	int64_t H = w->in[0], W = w->in[1];
 	int64_t plane = ph->P[0] * ph->P[1], nplanes = ph->nph[0] * ph->nph[1];
@@ -122,7 +122,7 @@ static void phase_into(LirKernel *k, int bx, const LirAffine *xa, int bs, int64_
 			if (rv >= 0)
 				lir_end(k);
 			lir_end(k);
-			lir_vectorize(k, xv, LIR_TAIL_SCALAR);
+			lir_vectorize(k, xv, tail);
 		}
 		if (empty)
 			continue;
@@ -139,7 +139,7 @@ static void phase_into(LirKernel *k, int bx, const LirAffine *xa, int bs, int64_
 		lir_end(k);
 		lir_end(k);
 		lir_end(k);
-		if (!lir_vectorize(k, jv, LIR_TAIL_SCALAR)) {
+		if (!lir_vectorize(k, jv, tail)) {
 			if (cnt[1] >= 8)
 				lir_unroll(k, jv, 4);
 			lir_strength_reduce(k, jv);
@@ -614,7 +614,7 @@ static bool conv_winograd(CG *c, const Node *n)
 	cg_base_of(c, sid);
 	int bs = cg_lir_buffer(c, k, sid), bxp = bs, bv = bs, bm = bs;
 	LirAffine xa0 = lir_affine(0);
-	phase_into(k, bxin, &xa0, bs, C, &wp, &pp, 0.0);
+	phase_into(k, bxin, &xa0, bs, C, &wp, &pp, 0.0, cg_tail(c));
 	{
 		int cv = lir_for(k, 0, C, 1), iv = lir_for(k, 0, th, 1), jv = lir_for(k, 0, PW, 1);
 		int d[4];
@@ -760,7 +760,7 @@ static bool conv_blocked(CG *c, const Node *n)
 		LirAffine xa = lir_affine(0);
 		lir_term(k, &xa, q.nv, C * w.in[0] * w.in[1]);
 		lir_term(k, &xa, q.gv, Cg * w.in[0] * w.in[1]);
-		phase_into(k, bxin, &xa, bx, Cg, &w, &ph, 0.0);
+		phase_into(k, bxin, &xa, bx, Cg, &w, &ph, 0.0, cg_tail(c));
 	}
 	emit_slices(&q, &bk, Mg, y->name);
 	lir_end(k);
@@ -849,7 +849,7 @@ bool cg_conv(CG *c, const Node *n)
 	lir_end(k);
 	lir_end(k);
 	if (w.stride[ns - 1] == 1)
-		lir_vectorize(k, ov[ns - 1], LIR_TAIL_SCALAR);
+		cg_vectorize(c, k, ov[ns - 1]);
 	bool ok = cg_lir_run(c, k, true);
 	lir_kernel_free(k);
 	return ok;
@@ -897,7 +897,7 @@ static bool pool_phased(CG *c, const Node *n, const ConvWindow *w, bool avg)
 	if (split) {
 		LirAffine xa = lir_affine(0);
 		lir_term(k, &xa, ncv, w->in[0] * w->in[1]);
-		phase_into(k, bxin, &xa, bx, 1, w, &ph, avg ? 0.0 : -INFINITY);
+		phase_into(k, bxin, &xa, bx, 1, w, &ph, avg ? 0.0 : -INFINITY, cg_tail(c));
 	}
 	int ohv = lir_for(k, 0, w->out[0], 1), owv = lir_for(k, 0, w->out[1], 1);
 	int acc = lir_temp(k, SORT_V);
@@ -1011,7 +1011,7 @@ bool cg_pool(CG *c, const Node *n)
 		lir_end(k);
 	lir_end(k);
 	if (w.stride[ns - 1] == 1)
-		lir_vectorize(k, ov[ns - 1], LIR_TAIL_SCALAR);
+		cg_vectorize(c, k, ov[ns - 1]);
 	bool ok = cg_lir_run(c, k, true);
 	lir_kernel_free(k);
 	return ok;

@@ -382,7 +382,7 @@ bool cg_ew_kernel(CG *c, const Node *const *nodes, int nn, EwMode mode)
 	bool ok = b.ok && k->ok;
 	ew_free(&b);
 	if (ok && mode != EW_I64)
-		lir_vectorize(k, inner, mode == EW_I32 ? LIR_TAIL_MASKED : LIR_TAIL_SCALAR);
+		(mode == EW_I32 ? lir_vectorize(k, inner, LIR_TAIL_MASKED) : cg_vectorize(c, k, inner));
 	if (ok && nn > 1)
 		for (int i = 0; i < nn; i++)
 			lir_note(k, "%s = %s", nodes[i]->out[0]->name, op_info[nodes[i]->op].name);

@@ -9,6 +9,10 @@
  * epilogue (docs/backend.md, GEMM). */
 #include "cg.h"
 
+/* The most rows of a register block: fixed vectors (2 * 14 accumulators
+ * fill 32 registers), and strips (each row a register group). */
+enum { GEMM_MR_MAX = 16, STRIP_MR_MAX = 8 };
+
 /* The kernel's buffers and batch loop variables. */
 typedef struct {
 	CG *c;
@@ -193,8 +197,8 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 	CG *c = x->c;
 	int nr = cl->nr;
 	bool first = k0 == 0, last = k1 == m->K;
-	int acc[8][2];
-	LirAffine mi[8], ni[2];
+	int acc[GEMM_MR_MAX][2];
+	LirAffine mi[GEMM_MR_MAX], ni[2];
 	for (int i = 0; i < mr; i++) {
 		mi[i] = *r0;
 		mi[i].off += i;
@@ -453,8 +457,8 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 	for (int r = 0; r < vc->nregs; r++)
 		free_regs += !vc->reserved[r];
 	int mr = (free_regs - 3) / 2;
-	if (mr > 8)
-		mr = 8;
+	if (mr > GEMM_MR_MAX)
+		mr = GEMM_MR_MAX;
 	if (mr < 1)
 		mr = 1;
 	c->p->gemm_mr = mr;
@@ -551,8 +555,8 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 static void strips_rows(Mm *x, int nv, int mv, int mr)
 {
 	LirKernel *k = x->k;
-	int acc[8];
-	LirAffine mi[8], ni = at(x, nv, 0);
+	int acc[STRIP_MR_MAX];
+	LirAffine mi[STRIP_MR_MAX], ni = at(x, nv, 0);
 	for (int i = 0; i < mr; i++) {
 		mi[i] = at(x, mv, i);
 		acc[i] = lir_temp(k, SORT_V);
@@ -578,8 +582,8 @@ static void strips(Mm *x)
 	for (int r = 0; r < vc->nregs; r++)
 		regs += !vc->reserved[r];
 	int mr = regs / c->f->lmul - 2;
-	if (mr > 8)
-		mr = 8;
+	if (mr > STRIP_MR_MAX)
+		mr = STRIP_MR_MAX;
 	if (mr < 1)
 		mr = 1;
 	c->p->gemm_mr = mr;
@@ -628,7 +632,7 @@ static void plain(Mm *x, int64_t n0, bool vector)
 	lir_end(k);
 	lir_end(k);
 	if (vector)
-		lir_vectorize(k, nv, LIR_TAIL_SCALAR);
+		cg_vectorize(x->c, k, nv);
 	lir_strength_reduce(k, kv);
 }
 

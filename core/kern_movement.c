@@ -55,7 +55,7 @@ void cg_lir_copy(CG *c, LirKernel *k, int in_v, int64_t in_off, const int64_t *i
 		lir_end(k);
 	/* (false, the nest unchanged, where the innermost loop does not
 	 * store contiguously or does not read contiguously or broadcast) */
-	if (!cg_is_i64(c, out_v) && !cg_is_i64(c, in_v) && lir_vectorize(k, var, LIR_TAIL_SCALAR))
+	if (!cg_is_i64(c, out_v) && !cg_is_i64(c, in_v) && cg_vectorize(c, k, var))
 		return;
 	/* element by element (a strided read): four per iteration, through
 	 * pointers moved once per iteration */
@@ -105,7 +105,7 @@ void cg_lir_fill(CG *c, LirKernel *k, int out_v, double v, int64_t numel)
 	lir_store(k, bo, &oa, e);
 	lir_end(k);
 	if (!i64)
-		lir_vectorize(k, var, LIR_TAIL_SCALAR);
+		cg_vectorize(c, k, var);
 }
 
 /* Verify, print and lower k here; false on an error */
@@ -367,6 +367,6 @@ bool cg_gather(CG *c, const Node *n)
 	 * many (regression: tests/backend/gather_i64_rows.ir, found by the
 	 * differential tester) */
 	if (iv >= 0 && !cg_is_i64(c, x->id))
-		lir_vectorize(k, iv, LIR_TAIL_SCALAR);
+		cg_vectorize(c, k, iv);
 	return run_kernel(c, k);
 }

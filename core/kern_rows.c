@@ -86,7 +86,7 @@ static bool rowk_end(RowK *rk)
 {
 	LirKernel *k = rk->k;
 	for (int i = 0; i < rk->nvec && k->ok; i++)
-		lir_vectorize(k, rk->vec[i], LIR_TAIL_SCALAR);
+		cg_vectorize(rk->c, k, rk->vec[i]);
 	bool *inv = xcalloc((size_t)k->ntemps + 1, sizeof *inv);
 	mark_vector_assigned(k, &k->body, k->outer_vector >= 0, inv);
 	scalar_results(k, &k->body, k->outer_vector >= 0, inv);

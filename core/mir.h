@@ -117,6 +117,10 @@ bool isel_function(MFunc *f, Diag *d);
 /* Select one more tree at position `at` of the instruction list (used by
  * the allocator for spill code); returns how many instructions it added. */
 int isel_insert(MFunc *f, int at, BursNode *tree, int dest, Diag *d);
+/* What selecting a tree would cost on t, in hundredths of a cycle (the
+ * .md's figures), as a statement (cls < 0) or into register class cls;
+ * BURS_INF: no pattern covers it.  The tree is only labelled, not used. */
+int32_t isel_cost(const Target *t, BursNode *tree, int cls);
 
 /* Register allocation (linear scan, spilling through the target's own
  * load and store patterns), then the frame: prologue and epilogue. */

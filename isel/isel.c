@@ -107,6 +107,15 @@ static void visit(const BursGrammar *g, int r, BursNode *n, void *vctx)
 	push(c, mi);
 }
 
+int32_t isel_cost(const Target *t, BursNode *tree, int cls)
+{
+	int goal = cls >= 0 ? t->regclasses[cls].nt : 0;
+	burs_label(&t->grammar, tree);
+	int32_t c = burs_cost(tree, goal);
+	burs_unlabel(tree);
+	return c;
+}
+
 /* report_uncovered false: a tree no pattern covers is left to the caller
  * (c->uncovered_op) to report. */
 static bool select_tree(MFunc *f, BursNode *tree, int dest, int label, Ctx *c, Diag *d, bool report_uncovered)

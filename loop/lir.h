@@ -242,7 +242,8 @@ void lir_print_expr(FILE *out, const LirKernel *k, const LirExpr *e);
 /* ---- transforms (loop/transform.c); false: not applicable (k unchanged) -- */
 typedef enum {
 	LIR_TAIL_SCALAR,   /* the remainder as a scalar loop */
-	LIR_TAIL_MASKED,   /* the remainder as one masked vector */
+	LIR_TAIL_MASKED,   /* the remainder as one masked vector (a reduction
+			    * folds its active lanes into the accumulator) */
 } LirTail;
 
 /* The unit-step scalar loop over var, innermost around its statements,

@@ -1,6 +1,7 @@
 /* Loop IR to selection trees (lir.h): the one place where loops become
  * labels and branches, accesses become address arithmetic, and each
  * statement's width (vector or scalar, lir.h) picks the operations. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,6 +185,13 @@ static Tree lx(Low *w, const LirExpr *e)
 		BursNode *b[3] = {NULL, NULL, NULL};
 		for (int i = 0; i < oi->nkids; i++)
 			b[i] = as_sort(w, kid[i], oi->kid[i]);
+		if (w->masked && (op == SEL_REDSUM_V || op == SEL_REDMAX_V)) {
+			/* a masked vector reduces its active lanes: the others
+			 * become the identity */
+			const char *id = w->l->const_f32(w->l->ctx, op == SEL_REDSUM_V ? 0.0 : -INFINITY);
+			BursNode *idv = sel_op(f, SEL_BCAST_V, sel_op(f, SEL_LOAD_F, sel_sym(f, id), NULL, NULL), NULL, NULL);
+			b[0] = sel_op(f, SEL_SELECT_V, w->l->first_lanes(w->l->ctx, w->masked), b[0], idv);
+		}
 		return (Tree){sel_op(f, op, b[0], b[1], b[2]), oi->result};
 	}
 	}

@@ -228,6 +228,23 @@ static void find_reductions(const LirKernel *k, const LirStmt *L, bool *red)
 	free(nested);
 }
 
+/* The reductions of a strip or of a masked vector: each folds its
+ * (active) lanes into the scalar accumulator at once, T = op(T, reduce(e));
+ * red: per temporary below nred, is it an accumulator (the copy's own
+ * temporaries come after). */
+static void reduce_lanes(LirKernel *k, LirBlock *body, const bool *red, int nred)
+{
+	for (int i = 0; i < body->n; i++) {
+		LirStmt *s = body->s[i];
+		if (s->kind != LS_ASSIGN || s->temp >= nred || !red[s->temp])
+			continue;
+		const LirExpr *b2, *e = reduction_operand(s, &b2);
+		SelOp op = fold_op(s), rop = op == SEL_ADD_V ? SEL_REDSUM_V : SEL_REDMAX_V;
+		LirExpr *prod = b2 ? lir_op(k, SEL_MUL_V, (LirExpr *)e, (LirExpr *)b2, NULL) : (LirExpr *)e;
+		s->e = lir_op(k, op, lir_ref(k, s->temp), lir_op(k, rop, prod, NULL, NULL), NULL);
+	}
+}
+
 bool lir_vectorize(LirKernel *k, int var, LirTail tail)
 {
 	LirBlock *parent;
@@ -243,18 +260,15 @@ bool lir_vectorize(LirKernel *k, int var, LirTail tail)
 	check_block(&c, &L->body, true);
 	/* what the loop assigns is its own, but for the accumulators */
 	bool *own = xcalloc(nt, sizeof(bool));
-	bool any_red = false;
 	for (int t = 0; t < k->ntemps; t++) {
 		own[t] = c.inside[t] && !c.reduction[t];
-		any_red |= c.reduction[t];
 	}
 	c.ok = c.ok && !read_outside(&k->body, L, own);
 	free(own);
 	free(c.assigned);
 	free(c.inside);
 	bool *red = c.reduction;
-	/* (a masked remainder computes its lanes at once: no accumulator) */
-	if (!c.ok || (any_red && tail == LIR_TAIL_MASKED && !k->scalable)) {
+	if (!c.ok) {
 		free(red);
 		return false;
 	}
@@ -266,16 +280,7 @@ bool lir_vectorize(LirKernel *k, int var, LirTail tail)
 		return false;
 	}
 	if (k->scalable) {
-		/* each strip reduces its lanes into the accumulator */
-		for (int i = 0; i < L->body.n; i++) {
-			LirStmt *s = L->body.s[i];
-			if (s->kind != LS_ASSIGN || !red[s->temp])
-				continue;
-			const LirExpr *b2, *e = reduction_operand(s, &b2);
-			SelOp op = fold_op(s), rop = op == SEL_ADD_V ? SEL_REDSUM_V : SEL_REDMAX_V;
-			LirExpr *prod = b2 ? lir_op(k, SEL_MUL_V, (LirExpr *)e, (LirExpr *)b2, NULL) : (LirExpr *)e;
-			s->e = lir_op(k, op, lir_ref(k, s->temp), lir_op(k, rop, prod, NULL, NULL), NULL);
-		}
+		reduce_lanes(k, &L->body, red, (int)nt);
 		x->kind = LIR_LOOP_STRIP;
 		free(red);
 		return true;
@@ -291,8 +296,10 @@ bool lir_vectorize(LirKernel *k, int var, LirTail tail)
 	int64_t vend = lo + (hi - lo) / lanes * lanes;
 	if (vend == lo) {
 		/* no whole vector: the loop is its own remainder */
-		if (tail == LIR_TAIL_MASKED)
+		if (tail == LIR_TAIL_MASKED) {
+			reduce_lanes(k, &L->body, red, (int)nt);
 			x->kind = LIR_LOOP_MASKED;
+		}
 		free(red);
 		return true;
 	}
@@ -310,6 +317,8 @@ bool lir_vectorize(LirKernel *k, int var, LirTail tail)
 		for (int i = 0; i < L->body.n; i++)
 			lir_block_add(k, &R->body, lir_stmt_copy(k, L->body.s[i], var, r, 0, tmap));
 		free(tmap);
+		if (tail == LIR_TAIL_MASKED)
+			reduce_lanes(k, &R->body, red, (int)nt);
 	}
 	/* the accumulators in vectors: V = identity before, V = op(V, e) in,
 	 * T = op(T, reduce(V)) after the vector loop */

@@ -969,7 +969,6 @@ static bool vec_j_scalar(LirKernel *k, const H *h) { return lir_vectorize(k, h->
 
 Test(loopir, vectorize_refused)
 {
-	check_refused(build_red, vec_j);   /* a reduction (an fma) with a masked remainder */
 	check_refused(build_sum, vec_i);   /* a value read after the loop */
 	check_refused(build_ew, vec_i);    /* x[C i + j] moves by C along i */
 	check_refused(build_vew, vec_j);   /* already vectors */
@@ -984,7 +983,8 @@ Test(loopir, vectorize_outer)
 }
 
 /* m[r] = max_i x[r, i] and s[r] = sum_i x[r, i]: accumulators carried, in
- * vectors reduced after the loop, the remainder going on */
+ * vectors reduced after the loop, the remainder going on (a scalar loop,
+ * or one masked vector folding its active lanes in) */
 enum { QN = 29 };
 static int64_t g_qn = QN;
 static LirKernel *build_rowred(H *h)
@@ -1010,12 +1010,14 @@ Test(loopir, vectorize_reduction)
 {
 	int64_t ns[] = {5, 8, 29};
 	for (int sc = 0; sc < 2; sc++)
-		for (int t = 0; t < 3; t++) {
+		for (int tm = 0; tm < 6; tm++) {
+			int t = tm % 3;
+			LirTail tail = tm < 3 ? LIR_TAIL_SCALAR : LIR_TAIL_MASKED;
 			g_qn = ns[t];
 			g_scalable = sc;
 			H h0, h1;
 			LirKernel *a = build_rowred(&h0), *b = build_rowred(&h1);
-			cr_assert(lir_vectorize(b, h1.v[1], LIR_TAIL_SCALAR), "n %d", (int)g_qn);
+			cr_assert(lir_vectorize(b, h1.v[1], tail), "n %d", (int)g_qn);
 			cr_assert(verify(b, NULL));
 			cr_assert_not(lir_vectorize(a, h0.v[0], LIR_TAIL_SCALAR)); /* x moves by n along r */
 			Data da = data_new(a, 700 + (uint32_t)t), db = data_new(b, 700 + (uint32_t)t);
@@ -1028,10 +1030,11 @@ Test(loopir, vectorize_reduction)
 				cr_assert(fabsf(p - q) <= 1e-5f * (float)g_qn * 6.0f, "sum %g vs %g (n %d)", p, q, (int)g_qn);
 			}
 			if (!sc && g_qn % 8) { /* a vector loop, the fold, the remainder */
-				LirLoopKind kinds[4];
+				LirLoopKind kinds[4], rk = tail == LIR_TAIL_MASKED ? LIR_LOOP_MASKED : LIR_LOOP_SCALAR;
 				int nl;
 				loop_kinds(b, kinds, &nl);
-				cr_assert(g_qn < 8 ? nl == 1 : nl == 2 && kinds[0] == LIR_LOOP_VECTOR && kinds[1] == LIR_LOOP_SCALAR);
+				cr_assert(g_qn < 8 ? nl == 1 && (tail == LIR_TAIL_SCALAR || kinds[0] == LIR_LOOP_MASKED)
+						   : nl == 2 && kinds[0] == LIR_LOOP_VECTOR && kinds[1] == rk);
 			}
 			data_free(&da);
 			data_free(&db);
