@@ -69,6 +69,7 @@ typedef struct {
 	int lanes;       /* fixed: f32 lanes of a vector; scalable: VLEN min / 32 */
 	bool scalable;   /* vectors as long as the machine's: strips sized by setvl */
 	int icls, fcls, vcls;
+	LirTail tail;    /* how vector loops' remainders run here (cg_tail) */
 	Loop loops[16];
 	int nloops;
 	int ret;         /* the return-value register (fixed to the abi's) */

@@ -473,11 +473,11 @@ LirTail cg_tail(CG *c)
 	return 2 * masked < (c->lanes - 1) * scalar ? LIR_TAIL_MASKED : LIR_TAIL_SCALAR;
 }
 
-/* Vectorize loop var of k with the remainder cg_tail chooses (a scalar
+/* Vectorize loop var of k with the remainder cg_tail chose (a scalar
  * one where a masked remainder cannot carry the loop's reductions). */
 bool cg_vectorize(CG *c, LirKernel *k, int var)
 {
-	LirTail t = cg_tail(c);
+	LirTail t = c->tail;
 	return lir_vectorize(k, var, t) || (t == LIR_TAIL_MASKED && lir_vectorize(k, var, LIR_TAIL_SCALAR));
 }
 

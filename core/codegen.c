@@ -584,6 +584,8 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 		program_free(p);
 		return NULL;
 	}
+	c.tail = cg_tail(&c);
+	p->masked_tails = c.tail == LIR_TAIL_MASKED;
 	/* buffers: inputs, outputs (arguments), constants (data), the rest
 	 * (workspace, where the memory plan says; none: one slot per value) */
 	MemPlan *own = NULL;

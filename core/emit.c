@@ -400,8 +400,8 @@ void program_report(FILE *o, const Program *p, uint64_t hash, const double *fron
 			   "\"strip_mined\": true},\n",
 			t->vector_bits, t->vlen_max, p->lanes, p->lmul);
 	else
-		fprintf(o, "  \"vector\": {\"kind\": \"fixed\", \"bits\": %d, \"lanes\": %d, \"remainder\": \"scalar loop\"},\n",
-			t->vector_bits, p->lanes);
+		fprintf(o, "  \"vector\": {\"kind\": \"fixed\", \"bits\": %d, \"lanes\": %d, \"remainder\": \"%s\"},\n",
+			t->vector_bits, p->lanes, p->masked_tails ? "masked vector" : "scalar loop");
 	if (p->gemm_mr && t->scalable)
 		fprintf(o, "  \"gemm\": {\"rows\": %d, \"columns\": \"one strip of vl\", \"k_block\": null, "
 			   "\"from\": \"the vector registers left by the kernel's LMUL\"},\n", p->gemm_mr);

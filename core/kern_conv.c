@@ -614,7 +614,7 @@ static bool conv_winograd(CG *c, const Node *n)
 	cg_base_of(c, sid);
 	int bs = cg_lir_buffer(c, k, sid), bxp = bs, bv = bs, bm = bs;
 	LirAffine xa0 = lir_affine(0);
-	phase_into(k, bxin, &xa0, bs, C, &wp, &pp, 0.0, cg_tail(c));
+	phase_into(k, bxin, &xa0, bs, C, &wp, &pp, 0.0, c->tail);
 	{
 		int cv = lir_for(k, 0, C, 1), iv = lir_for(k, 0, th, 1), jv = lir_for(k, 0, PW, 1);
 		int d[4];
@@ -760,7 +760,7 @@ static bool conv_blocked(CG *c, const Node *n)
 		LirAffine xa = lir_affine(0);
 		lir_term(k, &xa, q.nv, C * w.in[0] * w.in[1]);
 		lir_term(k, &xa, q.gv, Cg * w.in[0] * w.in[1]);
-		phase_into(k, bxin, &xa, bx, Cg, &w, &ph, 0.0, cg_tail(c));
+		phase_into(k, bxin, &xa, bx, Cg, &w, &ph, 0.0, c->tail);
 	}
 	emit_slices(&q, &bk, Mg, y->name);
 	lir_end(k);
@@ -897,7 +897,7 @@ static bool pool_phased(CG *c, const Node *n, const ConvWindow *w, bool avg)
 	if (split) {
 		LirAffine xa = lir_affine(0);
 		lir_term(k, &xa, ncv, w->in[0] * w->in[1]);
-		phase_into(k, bxin, &xa, bx, 1, w, &ph, avg ? 0.0 : -INFINITY, cg_tail(c));
+		phase_into(k, bxin, &xa, bx, 1, w, &ph, avg ? 0.0 : -INFINITY, c->tail);
 	}
 	int ohv = lir_for(k, 0, w->out[0], 1), owv = lir_for(k, 0, w->out[1], 1);
 	int acc = lir_temp(k, SORT_V);

@@ -129,5 +129,23 @@ if grep -q '(read transposed by sa: not materialized)' "$tmp/loops" &&
 else
 	bad "gemm_batched --emit=loops: k^T materialized on x86-avx2 (or not on riscv-rvv)"; grep -E '^kernel|transpose' "$tmp/loops"
 fi
+# Remainders as the .md's costs say (cg_tail): one masked vector on
+# x86-avx512 (opmasks), none left as a scalar loop, reductions included; a
+# scalar loop on x86-avx2 (its masked store is microcoded); the report says so.
+"$GDCC" "$SRCDIR/tests/backend/masked_tails.ir" -t x86-avx512 --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" "$SRCDIR/tests/backend/masked_tails.ir" -t x86-avx2 --emit=loops >"$tmp/loops.avx2" 2>&1
+if grep -q 'masked: 5 lanes    # remainder (masked)' "$tmp/loops" && ! grep -q '# remainder$' "$tmp/loops" &&
+   grep -q 'redmax.v' "$tmp/loops" && grep -q '# remainder$' "$tmp/loops.avx2" && ! grep -q 'remainder (masked)' "$tmp/loops.avx2"; then
+	ok
+else
+	bad "masked_tails --emit=loops: remainders not as the targets' costs say"; grep remainder "$tmp/loops" "$tmp/loops.avx2" | head
+fi
+for tr in "x86-avx512 masked vector 14" "x86-avx2 scalar loop 6"; do
+	set -- $tr
+	"$GDCC" -S "$SRCDIR/tests/backend/matmul_gemm.ir" -t "$1" -o "$tmp/g.s" --report="$tmp/g.json" 2>"$tmp/err"
+	want=$(echo "$tr" | cut -d' ' -f2-3)
+	if grep -q "\"remainder\": \"$want\"" "$tmp/g.json" && grep -q "\"gemm\": {\"rows\": $4," "$tmp/g.json"; then ok; else
+		bad "$1 report: remainder not '$want' or GEMM rows not $4 (from the registers)"; grep -E '"vector"|"gemm"' "$tmp/g.json"; fi
+done
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
