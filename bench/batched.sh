@@ -1,5 +1,5 @@
 #!/bin/sh
-# Batched matmul (attention's shapes) for x86-avx2: one batched kernel
+# Batched matmul (attention's shapes) for x86-avx2 (TARGET=x86-avx512: that target): one batched kernel
 # against B calls of the 2-D kernel of one batch and B calls of OpenBLAS
 # (bench_batched.c), NN and NT (b given as transpose(k): the kernel reads
 # k through it).  usage: bench/batched.sh [GDCC] [B,M,N,K ...]

@@ -5,9 +5,11 @@
  * GFLOP/s of each, their ratio, and gdcc's share of the peak given.  Not a
  * test: see bench/README.md.
  * usage: bench_gemm M N K WORKSPACE_BYTES [TA TB [PEAK_GFLOPS [TRIALS]]]
- * (PEAK_GFLOPS 0: this core's ymm FMA peak, measured first) */
+ * (PEAK_GFLOPS 0: this core's ymm FMA peak, measured first; zmm: its zmm
+ * one, for a 512-bit target) */
 #include <cblas.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,39 +20,27 @@
 void gdcc_entry(void **args);
 
 
-/* The ymm FMA peak of this core, measured: 12 independent chains of
- * vfmadd231ps on 8 lanes (BASELINES.md's "physical limits" row). */
-static double ymm_peak(void)
+/* The FMA peak of this core, measured: 12 independent chains of
+ * vfmadd231ps on ymm (8 lanes) or zmm (16) registers (BASELINES.md's
+ * "physical limits" row). */
+#define FMA12(R)                                                                                                 \
+	"vxorps %%" R "0, %%" R "0, %%" R "0\n\tvmovaps %%" R "0, %%" R "12\n\tvmovaps %%" R "0, %%" R "13\n\t1:\n\t" \
+	FMA(R, 0) FMA(R, 1) FMA(R, 2) FMA(R, 3) FMA(R, 4) FMA(R, 5) FMA(R, 6) FMA(R, 7) FMA(R, 8) FMA(R, 9)        \
+	FMA(R, 10) FMA(R, 11) "dec %0\n\tjnz 1b\n\tvzeroupper"
+#define FMA(R, i) "vfmadd231ps %%" R "12, %%" R "13, %%" R #i "\n\t"
+static double fma_peak(bool zmm)
 {
-	long n = 20000000;
 	double best = 0;
 	for (int t = 0; t < 5; t++) {
+		long n = 20000000;
 		double t0 = now();
-		__asm__ volatile("vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
-				 "vmovaps %%ymm0, %%ymm12\n\t"
-				 "vmovaps %%ymm0, %%ymm13\n\t"
-				 "1:\n\t"
-				 "vfmadd231ps %%ymm12, %%ymm13, %%ymm0\n\t"
-				 "vfmadd231ps %%ymm12, %%ymm13, %%ymm1\n\t"
-				 "vfmadd231ps %%ymm12, %%ymm13, %%ymm2\n\t"
-				 "vfmadd231ps %%ymm12, %%ymm13, %%ymm3\n\t"
-				 "vfmadd231ps %%ymm12, %%ymm13, %%ymm4\n\t"
-				 "vfmadd231ps %%ymm12, %%ymm13, %%ymm5\n\t"
-				 "vfmadd231ps %%ymm12, %%ymm13, %%ymm6\n\t"
-				 "vfmadd231ps %%ymm12, %%ymm13, %%ymm7\n\t"
-				 "vfmadd231ps %%ymm12, %%ymm13, %%ymm8\n\t"
-				 "vfmadd231ps %%ymm12, %%ymm13, %%ymm9\n\t"
-				 "vfmadd231ps %%ymm12, %%ymm13, %%ymm10\n\t"
-				 "vfmadd231ps %%ymm12, %%ymm13, %%ymm11\n\t"
-				 "dec %0\n\t"
-				 "jnz 1b\n\t"
-				 "vzeroupper"
-				 : "+r"(n)
-				 :
-				 : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-				   "xmm11", "xmm12", "xmm13", "cc");
-		n = 20000000;
-		double g = 12.0 * 16 * (double)n / (now() - t0) / 1e9;
+		if (zmm)
+			__asm__ volatile(FMA12("zmm") : "+r"(n) : : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+					 "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc");
+		else
+			__asm__ volatile(FMA12("ymm") : "+r"(n) : : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+					 "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc");
+		double g = 12.0 * (zmm ? 32 : 16) * 20000000.0 / (now() - t0) / 1e9;
 		if (g > best)
 			best = g;
 	}
@@ -75,7 +65,7 @@ int main(int argc, char **argv)
 	/* 0: measure it here */
 	double peak = argc > 7 ? atof(argv[7]) : 0;
 	if (peak <= 0)
-		peak = ymm_peak();
+		peak = fma_peak(argc > 7 && strcmp(argv[7], "zmm") == 0);
 	int trials = argc > 8 ? atoi(argv[8]) : 9;
 	float *a = alloc((size_t)M * K), *b = alloc((size_t)K * N), *c1 = alloc((size_t)M * N), *c2 = alloc((size_t)M * N);
 	float *w = alloc(ws / 4 + 16);

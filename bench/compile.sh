@@ -1,5 +1,5 @@
 #!/bin/sh
-# Compile time: each model compiled for x86-avx2 to an object file (`gdcc -c`;
+# Compile time: each model compiled for x86-avx2 (TARGET=x86-avx512: that target) to an object file (`gdcc -c`;
 # `-S` plus the .md's assembler where this gdcc has no -c), median of 5 runs,
 # wall-clock seconds of the whole command, one pinned thread; also the output's size.
 # Models: the examples and every .onnx file in DIR (bench/pytorch.sh --workdir=DIR

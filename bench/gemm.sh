@@ -18,9 +18,12 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 pin=""
 command -v taskset >/dev/null && pin="taskset -c 1"
 peak=$(sed -n 's/^param peak_gflops_1core *= *\([0-9.]*\).*/\1/p' "$here/../md/${TARGET:-x86-avx2}.md")
+# the peak column: this core's FMA peak at the target's vector width
+reg=ymm
+grep -q '^ *vector fixed 512' "$here/../md/${TARGET:-x86-avx2}.md" && reg=zmm
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'); $(grep -o -w 'avx512f\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
-echo "(.md peak_gflops_1core: $peak; the peak column is this core's ymm FMA peak, measured in each run)"
-echo "| M×N×K | layout | gdcc GFLOP/s | OpenBLAS GFLOP/s | ratio (medians) | ratio (bests) | gdcc / ymm peak | ymm peak | max diff |"
+echo "(target ${TARGET:-x86-avx2}; .md peak_gflops_1core: $peak; the peak column is this core's $reg FMA peak, measured in each run)"
+echo "| M×N×K | layout | gdcc GFLOP/s | OpenBLAS GFLOP/s | ratio (medians) | ratio (bests) | gdcc / $reg peak | $reg peak | max diff |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for s in $shapes; do
 	M=${s%%,*}; rest=${s#*,}; N=${rest%%,*}; K=${rest#*,}
@@ -39,6 +42,6 @@ IR
 		"$GDCC" -S -t "${TARGET:-x86-avx2}" ${GDCC_FLAGS:-} "$tmp/mm.ir" -o "$tmp/mm.s"
 		ws=$(sed -n 's/.*"workspace": {"arg": [0-9]*, "bytes": \([0-9]*\)}.*/\1/p' "$tmp/mm.s.json")
 		cc -O2 -o "$tmp/bench" "$here/bench_gemm.c" "$tmp/mm.s" -lopenblas -lm
-		$pin "$tmp/bench" "$M" "$N" "$K" "${ws:-0}" $ta $tb 0 "${TRIALS:-9}" || echo "(mismatch above)"
+		$pin "$tmp/bench" "$M" "$N" "$K" "${ws:-0}" $ta $tb $reg "${TRIALS:-9}" || echo "(mismatch above)"
 	done
 done

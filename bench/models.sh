@@ -1,6 +1,6 @@
 #!/bin/sh
-# The example models: the compiled x86-avx2 program against the reference
-# interpreter, on the same seeded inputs, in the same run (median of 5
+# The example models: the compiled x86-avx2 program (TARGET=x86-avx512 for
+# that target) against the reference interpreter, on the same seeded inputs, in the same run (median of 5
 # alternating runs each; both as whole processes, so both include start-up
 # and reading/writing their tensors).  usage: bench/models.sh [GDCC] [SRCDIR]
 set -eu
@@ -15,7 +15,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 rt=$("$GDCC" --version >/dev/null; ls -d "$(dirname "$GDCC")/runtime" 2>/dev/null || true)
 for m in mlp resnet_block bert_layer; do
 	model="$SRC/examples/$m.ir"
-	"$GDCC" -S -t x86-avx2 "$model" -o "$tmp/$m.s"
+	"$GDCC" -S -t "${TARGET:-x86-avx2}" "$model" -o "$tmp/$m.s"
 	cc -o "$tmp/$m" "$tmp/$m.s" "$rt/harness-x86_64.o"
 	# argument list from the manifest: inputs and outputs as raw files
 	args=$(/usr/bin/python3 - "$tmp/$m.s.json" "$tmp" <<'PY'
@@ -38,5 +38,5 @@ PY
 		echo $(( (t1 - t0) / 1000 )) >>"$tmp/tg"; echo $(( (t2 - t1) / 1000 )) >>"$tmp/tr"
 	done
 	g=$(median <"$tmp/tg"); r=$(median <"$tmp/tr")
-	echo "$m: compiled x86-avx2 ${g} us, reference interpreter ${r} us, speed-up $(awk "BEGIN {printf \"%.1f\", $r / $g}")x"
+	echo "$m: compiled ${TARGET:-x86-avx2} ${g} us, reference interpreter ${r} us, speed-up $(awk "BEGIN {printf \"%.1f\", $r / $g}")x"
 done
