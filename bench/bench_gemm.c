@@ -107,6 +107,6 @@ int main(int argc, char **argv)
 	/* the fastest runs too: under load from other processes the best of
 	 * each is the steadier figure */
 	printf(" %.2f | %.0f %% | %.0f |", tbl[0] / tg[0], 100 * g / peak, peak);
-	printf(" %.2g |\n", maxerr);
+	printf(" %.2g | %s |\n", maxerr, openblas_get_corename());
 	return maxerr > 1e-2 * sqrt((double)K);
 }

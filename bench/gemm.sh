@@ -6,6 +6,8 @@
 # of the target's peak_gflops_1core).  Needs libopenblas-dev.
 # usage: bench/gemm.sh [GDCC] [M,N,K ...]
 #   LAYOUTS="NN NT TN TT" (the default), TRIALS=9, GDCC_FLAGS=..., TARGET=x86-avx512
+#   (the last column: the kernel OpenBLAS chose for this CPU; OPENBLAS_CORETYPE=SkylakeX
+#   makes it run its AVX-512 one where it would not pick it, as on AMD Zen 4/5)
 set -eu
 GDCC=${1:-./gdcc}
 [ $# -gt 0 ] && shift
@@ -23,8 +25,8 @@ reg=ymm
 grep -q '^ *vector fixed 512' "$here/../md/${TARGET:-x86-avx2}.md" && reg=zmm
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'); $(grep -o -w 'avx512f\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 echo "(target ${TARGET:-x86-avx2}; .md peak_gflops_1core: $peak; the peak column is this core's $reg FMA peak, measured in each run)"
-echo "| M×N×K | layout | gdcc GFLOP/s | OpenBLAS GFLOP/s | ratio (medians) | ratio (bests) | gdcc / $reg peak | $reg peak | max diff |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| M×N×K | layout | gdcc GFLOP/s | OpenBLAS GFLOP/s | ratio (medians) | ratio (bests) | gdcc / $reg peak | $reg peak | max diff | OpenBLAS kernel |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for s in $shapes; do
 	M=${s%%,*}; rest=${s#*,}; N=${rest%%,*}; K=${rest#*,}
 	for l in $layouts; do
