@@ -618,6 +618,9 @@ bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb, bool 
  * kernel position, rows one channel plane apart. */
 bool cg_tile_conv(CG *c, const Node *n)
 {
+	double row_cycles;
+	if (!tparam(c, "vector_row_cycles", &row_cycles))
+		return false;
 	MFunc *f = c->f;
 	const Value *x = n->in[0], *wv = n->in[1], *b = n->nin == 3 ? n->in[2] : NULL, *y = n->out[0];
 	const Shape *xs = &x->type.shape, *ws = &wv->type.shape;
@@ -652,6 +655,47 @@ bool cg_tile_conv(CG *c, const Node *n)
 	TilePlan pl = {0};
 	if (!tile_plan(c, &g, &pl))
 		return false;
+	/* The alternative for stride 1 without padding: the output rows
+	 * flattened, each over the input's full width W (the last KW - 1
+	 * columns of a row computed and dropped), so that output pixel p = oh W
+	 * + ow reads input pixel p + kh W + kw: one affine column index, and a
+	 * tile of n columns spans several output rows where one row alone would
+	 * leave most of the array's columns idle (a small feature map).  The
+	 * rows land in a scratch [N, M, HO W] and a vector copy compacts them;
+	 * the cost model takes it when its estimate (the array's, plus that
+	 * copy's) is the lower. */
+	bool flat = false;
+	TileGemm g2 = {0};
+	TilePlan pl2 = {0};
+	int64_t PE = HO * w.in[1];
+	if (w.stride[0] == 1 && w.stride[1] == 1 && !w.pb[0] && !w.pb[1] && !w.pe[0] && !w.pe[1] && HO > 1 &&
+	    w.in[0] == hp && w.in[1] == wp) {
+		g2.m_ext = M;
+		g2.n_ext = (HO - 1) * wp + WO;
+		g2.k_ext = C;
+		g2.ld[0] = K2 * 4;
+		g2.ld[1] = hp * wp * 4;
+		g2.ld[2] = PE * 4;
+		g2.di = (TDim){(M + nn - 1) / nn, {nn * K2 * 4, 0, nn * PE * 4}};
+		g2.nj = 2;
+		g2.dj[0] = (TDim){N, {0, C * hp * wp * 4, M * PE * 4}};
+		g2.dj[1] = (TDim){(g2.n_ext + nn - 1) / nn, {0, nn * 4, nn * 4}};
+		g2.nk = 3;
+		g2.dk[0] = (TDim){KH, {KW * C * 4, w.dil[0] * wp * 4, 0}};
+		g2.dk[1] = (TDim){KW, {C * 4, w.dil[1] * 4, 0}};
+		g2.dk[2] = (TDim){(C + nn - 1) / nn, {nn * 4, nn * hp * wp * 4, 0}};
+		/* the compaction, row by row: the .md's vector_row_cycles per
+		 * row, and a load and a store per vector (4 cycles); none where
+		 * the rows have no columns to drop (a window one column wide) */
+		double copy = wp == WO ? 0.0 : (double)N * M * HO * (row_cycles + 4.0 * (double)((WO + c->lanes - 1) / c->lanes));
+		flat = tile_plan(c, &g2, &pl2) && pl2.est + copy < pl.est;
+		if (c->p->loops) {
+			cg_indent(c);
+			fprintf(c->p->loops, "conv on the array: output rows one by one, estimated %.0f cycles; rows flattened over the "
+					     "input's width, %.0f + %.0f (the compaction): %s\n",
+				pl.est, pl2.est, copy, flat ? "flattened" : "row by row");
+		}
+	}
 	/* a relu right after folds into the bias pass.  (A batchnorm after the
 	 * conv is the graph pass bnfold's to fold into the weights and bias;
 	 * where it did not run, the batchnorm is its own per-channel
@@ -693,10 +737,30 @@ bool cg_tile_conv(CG *c, const Node *n)
 			cg_copy(c, x->id, ph, ic, xin, ph * Wd, oc, &cs);
 		}
 	}
-	g.base[0] = tile_keep(c, sel_sym(f, wsym));
-	g.base[1] = tile_keep(c, R(cg_base_of(c, xin)));
-	g.base[2] = tile_keep(c, R(cg_base_of(c, out->id)));
-	cg_tile_gemm(c, &g, &pl);
+	if (flat && wp == WO) {
+		/* the flattened rows are the output's own */
+		g2.base[0] = tile_keep(c, sel_sym(f, wsym));
+		g2.base[1] = tile_keep(c, R(cg_base_of(c, x->id)));
+		g2.base[2] = tile_keep(c, R(cg_base_of(c, out->id)));
+		cg_tile_gemm(c, &g2, &pl2);
+	} else if (flat) {
+		int ye = cg_scratch(c, N * M * PE);
+		g2.base[0] = tile_keep(c, sel_sym(f, wsym));
+		g2.base[1] = tile_keep(c, R(cg_base_of(c, x->id)));
+		g2.base[2] = tile_keep(c, R(cg_base_of(c, ye)));
+		cg_tile_gemm(c, &g2, &pl2);
+		/* (the array's results must have landed before the vector unit
+		 * reads them) */
+		sel_effect(f, sel_op(f, SEL_FENCE, NULL, NULL, NULL));
+		Shape cs = {4, {N, M, HO, WO}};
+		int64_t ic[MAX_RANK] = {M * PE, PE, w.in[1], 1}, oc[MAX_RANK] = {M * P, P, WO, 1};
+		cg_copy(c, ye, 0, ic, out->id, 0, oc, &cs);
+	} else {
+		g.base[0] = tile_keep(c, sel_sym(f, wsym));
+		g.base[1] = tile_keep(c, R(cg_base_of(c, xin)));
+		g.base[2] = tile_keep(c, R(cg_base_of(c, out->id)));
+		cg_tile_gemm(c, &g, &pl);
+	}
 	if (b || rl) {
 		/* the bias (and relu), on the vector unit; the channel's bias
 		 * loaded (and broadcast) once per channel */
