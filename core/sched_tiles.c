@@ -668,22 +668,15 @@ bool cg_tile_conv(CG *c, const Node *n)
 	TileGemm g2 = {0};
 	TilePlan pl2 = {0};
 	int64_t PE = HO * w.in[1];
-	if (w.stride[0] == 1 && w.stride[1] == 1 && !w.pb[0] && !w.pb[1] && !w.pe[0] && !w.pe[1] && HO > 1 &&
-	    w.in[0] == hp && w.in[1] == wp) {
-		g2.m_ext = M;
+	if (w.stride[0] == 1 && w.stride[1] == 1 && !w.pb[0] && !w.pb[1] && !w.pe[0] && !w.pe[1] && HO > 1) {
+		/* g's k dimensions and A; j is (image, tile of the flattened rows) */
+		g2 = g;
 		g2.n_ext = (HO - 1) * wp + WO;
-		g2.k_ext = C;
-		g2.ld[0] = K2 * 4;
-		g2.ld[1] = hp * wp * 4;
 		g2.ld[2] = PE * 4;
-		g2.di = (TDim){(M + nn - 1) / nn, {nn * K2 * 4, 0, nn * PE * 4}};
+		g2.di.off[2] = nn * PE * 4;
 		g2.nj = 2;
-		g2.dj[0] = (TDim){N, {0, C * hp * wp * 4, M * PE * 4}};
+		g2.dj[0].off[2] = M * PE * 4;
 		g2.dj[1] = (TDim){(g2.n_ext + nn - 1) / nn, {0, nn * 4, nn * 4}};
-		g2.nk = 3;
-		g2.dk[0] = (TDim){KH, {KW * C * 4, w.dil[0] * wp * 4, 0}};
-		g2.dk[1] = (TDim){KW, {C * 4, w.dil[1] * 4, 0}};
-		g2.dk[2] = (TDim){(C + nn - 1) / nn, {nn * 4, nn * hp * wp * 4, 0}};
 		/* the compaction, row by row: the .md's vector_row_cycles per
 		 * row, and a load and a store per vector (4 cycles); none where
 		 * the rows have no columns to drop (a window one column wide) */
@@ -737,29 +730,19 @@ bool cg_tile_conv(CG *c, const Node *n)
 			cg_copy(c, x->id, ph, ic, xin, ph * Wd, oc, &cs);
 		}
 	}
-	if (flat && wp == WO) {
-		/* the flattened rows are the output's own */
-		g2.base[0] = tile_keep(c, sel_sym(f, wsym));
-		g2.base[1] = tile_keep(c, R(cg_base_of(c, x->id)));
-		g2.base[2] = tile_keep(c, R(cg_base_of(c, out->id)));
-		cg_tile_gemm(c, &g2, &pl2);
-	} else if (flat) {
-		int ye = cg_scratch(c, N * M * PE);
-		g2.base[0] = tile_keep(c, sel_sym(f, wsym));
-		g2.base[1] = tile_keep(c, R(cg_base_of(c, x->id)));
-		g2.base[2] = tile_keep(c, R(cg_base_of(c, ye)));
-		cg_tile_gemm(c, &g2, &pl2);
-		/* (the array's results must have landed before the vector unit
-		 * reads them) */
-		sel_effect(f, sel_op(f, SEL_FENCE, NULL, NULL, NULL));
+	/* the flattened rows straight into the output where they are its own
+	 * (a window one column wide), else into a scratch, compacted after */
+	TileGemm *gg = flat ? &g2 : &g;
+	int ybuf = flat && wp != WO ? cg_scratch(c, N * M * PE) : out->id;
+	gg->base[0] = tile_keep(c, sel_sym(f, wsym));
+	gg->base[1] = tile_keep(c, R(cg_base_of(c, xin)));
+	gg->base[2] = tile_keep(c, R(cg_base_of(c, ybuf)));
+	cg_tile_gemm(c, gg, flat ? &pl2 : &pl);
+	if (ybuf != out->id) {
+		/* (cg_tile_gemm ends in a fence: the rows have landed) */
 		Shape cs = {4, {N, M, HO, WO}};
-		int64_t ic[MAX_RANK] = {M * PE, PE, w.in[1], 1}, oc[MAX_RANK] = {M * P, P, WO, 1};
-		cg_copy(c, ye, 0, ic, out->id, 0, oc, &cs);
-	} else {
-		g.base[0] = tile_keep(c, sel_sym(f, wsym));
-		g.base[1] = tile_keep(c, R(cg_base_of(c, xin)));
-		g.base[2] = tile_keep(c, R(cg_base_of(c, out->id)));
-		cg_tile_gemm(c, &g, &pl);
+		int64_t ic[MAX_RANK] = {M * PE, PE, wp, 1}, oc[MAX_RANK] = {M * P, P, WO, 1};
+		cg_copy(c, ybuf, 0, ic, out->id, 0, oc, &cs);
 	}
 	if (b || rl) {
 		/* the bias (and relu), on the vector unit; the channel's bias
