@@ -31,6 +31,20 @@ typedef struct {
 	int64_t sw, Wd;        /* column stride; the input's columns per phase (W / sw, rounded up) */
 } TileConv;
 
+/* The output rows of a convolution flattened over the input's width W
+ * (j = image, tile of n flattened pixels p = oh W + ow): each row's last
+ * W - WO columns are computed and dropped.  The last k chunk's tiles go out
+ * to the output [N, M, HO, WO] as one DMA per output-row segment of the tile
+ * (dmacfg's skip picks the segment's columns), so no copy compacts them;
+ * the earlier chunks' partial sums go through a flattened scratch (base[2],
+ * ld[2]) as usual. */
+typedef struct {
+	bool on;
+	int64_t W, WO, HO;     /* the flattened row's width, the output's width and rows */
+	int64_t plane, image;  /* bytes between the output's channels, and between its images */
+	int base;              /* the output's base address vreg */
+} TileSeg;
+
 typedef struct {
 	TDim di;
 	int nj, nk;
@@ -39,6 +53,7 @@ typedef struct {
 	int64_t ld[3];         /* DRAM bytes between rows of A, B and Y */
 	int base[3];           /* their base address vregs */
 	TileConv cv;           /* B is a convolution's input, read in place */
+	TileSeg sg;            /* Y: flattened rows, written out row segment by row segment */
 	bool bt;               /* B stored transposed: its tiles come in as n rows of k (mma.t) */
 } TileGemm;
 
@@ -179,6 +194,22 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	return best >= 0;
 }
 
+/* The .md's cost of one control-core integer add (of two registers), in
+ * cycles (selection costs are hundredths of a cycle): the price of the
+ * address arithmetic beside the engines' commands. */
+static double tile_int_op(CG *c)
+{
+	BursNode n[3];
+	memset(n, 0, sizeof n);
+	for (int i = 0; i < 3; i++)
+		n[i].form = -1;
+	n[0].op = SEL_REG_I;
+	n[1].op = SEL_REG_I;
+	n[2].op = SEL_ADD_I, n[2].kid[0] = &n[0], n[2].kid[1] = &n[1];
+	int32_t k = isel_cost(c->t, &n[2], c->icls);
+	return k >= BURS_INF ? 1.0 : (double)k / 100.0;
+}
+
 #define TI(k) sel_consti(c->f, (k))
 #define TOP(o, a, b) sel_op(c->f, (o), (a), (b), NULL)
 
@@ -270,6 +301,47 @@ static void tile_out(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, i
 	}
 }
 
+/* The accumulators out to a convolution's output from flattened rows
+ * (TileSeg): the tile's first flattened pixel is column fc of row oh (vregs,
+ * of the image whose output starts at vreg img); its n columns cover up to
+ * (n + W - 2) / W + 1 rows, and each row's columns below WO are one DMA from
+ * the staging tiles (dmacfg's skip: the segment's first column in the tile).
+ * A segment that is empty (in the dropped columns, or a row past the last)
+ * moves no rows. */
+static void tile_out_seg(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int outbuf, int img, int oh, int fc,
+			 const int *acc)
+{
+	MFunc *f = c->f;
+	const TileSeg *q = &g->sg;
+	int n = pl->n;
+	for (int ii = 0; ii < bm; ii++)
+		sel_effect(f, TOP(SEL_TSTORE, TOP(SEL_ADD_I, R(outbuf), TI(ii * pl->tb)), R(acc[ii])));
+	int64_t segs = (n + q->W - 2) / q->W + 1;
+	for (int64_t s = 0; s < segs && s < q->HO; s++) {
+		/* the tile's columns [a, b) are row oh + s's columns [a + fc - s W, ...) */
+		BursNode *a = s ? TOP(SEL_SUB_I, TI(s * q->W), R(fc)) : TI(0);
+		int av = tile_keep(c, a);
+		BursNode *b = TOP(SEL_MIN_I, TI(n), TOP(SEL_ADD_I, TOP(SEL_SUB_I, TI(s * q->W), R(fc)), TI(q->WO)));
+		int len = tile_keep(c, TOP(SEL_SUB_I, b, R(av)));
+		/* 1 when the segment has columns and its row exists, else 0 */
+		BursNode *has = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(len), TI(0)), TI(1));
+		BursNode *row = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, TI(q->HO - s), R(oh)), TI(0)), TI(1));
+		int ok = tile_keep(c, TOP(SEL_MIN_I, has, row));
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(len), TI(1)), TI(2)), TI(q->plane),
+				     TOP(SEL_SHL_I, TOP(SEL_MIN_I, R(av), TI(n - 1)), TI(2))));
+		/* the row's first output pixel: (oh + s) WO (+ fc in the first row) */
+		BursNode *pix = TOP(SEL_ADD_I, tmul(c, R(oh), q->WO), TI(s * q->WO));
+		if (!s)
+			pix = TOP(SEL_ADD_I, pix, R(fc));
+		int dst = tile_keep(c, TOP(SEL_ADD_I, R(img), TOP(SEL_SHL_I, pix, TI(2))));
+		for (int ii = 0; ii < bm; ii++) {
+			int64_t rows = g->m_ext - (p0 + ii) * n < n ? g->m_ext - (p0 + ii) * n : n;
+			sel_effect(f, sel_op(f, SEL_DMA_OUT, TOP(SEL_ADD_I, R(outbuf), TI(ii * pl->tb)),
+					     TOP(SEL_ADD_I, R(dst), TI((p0 + ii) * n * q->plane)), tmul(c, R(ok), rows)));
+		}
+	}
+}
+
 /* The k loops of one chunk: every outer sub-dimension, the innermost over
  * [k0, k1); from sub-dimension `from` on (the outer ones already open). */
 static void tile_k_loops(CG *c, const TileGemm *g, int *kv, int from, int64_t k0, int64_t k1)
@@ -321,9 +393,24 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			int cur = tile_keep(c, TI(s0)), prev = tile_keep(c, TI(s1));
 			int ocur = tile_keep(c, TI(o0));
 			int yprev = tile_keep(c, TI(0)), cprev = tile_keep(c, TI(0)), jn = tile_keep(c, TI(0));
+			/* flattened rows out by segments (the last chunk): the tile's
+			 * first row and column in the image (soh, sfc), and the previous
+			 * tile's (image output base, row, column) */
+			bool seg = g->sg.on && ch == chunks - 1;
+			int soh = -1, sfc = -1, pimg = -1, poh = -1, pfc = -1;
+			if (seg) {
+				pimg = tile_keep(c, TI(0));
+				poh = tile_keep(c, TI(0));
+				pfc = tile_keep(c, TI(0));
+			}
 			int jv[4];
-			for (int i = 0; i < g->nj; i++)
+			for (int i = 0; i < g->nj; i++) {
+				if (seg && i == g->nj - 1) {
+					soh = tile_keep(c, TI(0));
+					sfc = tile_keep(c, TI(0));
+				}
 				jv[i] = cg_loop_begin(c, 0, g->dj[i].count, 1);
+			}
 			int jcols = tile_keep(c, tile_extent(c, jv[g->nj - 1], g->n_ext, n));
 			int brow = g->cv.on ? -1 : tile_keep(c, tile_addr(c, R(g->base[1]), g->dj, jv, g->nj, 1));
 			/* software pipelined: the k-row of j streams in while the array
@@ -416,11 +503,26 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			sel_label(f, k_done);
 			int skip = sel_new_label(f);
 			sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), skip);
-			tile_out(c, g, pl, p0, bm, ocur, yprev, cprev, acc);
+			if (seg)
+				tile_out_seg(c, g, pl, p0, bm, ocur, pimg, poh, pfc, acc);
+			else
+				tile_out(c, g, pl, p0, bm, ocur, yprev, cprev, acc);
 			sel_assign(f, ocur, TOP(SEL_SUB_I, TI(o0 + o1), R(ocur)));
 			sel_label(f, skip);
 			sel_assign(f, yprev, tile_addr(c, R(g->base[2]), g->dj, jv, g->nj, 2));
 			sel_assign(f, cprev, R(jcols));
+			if (seg) {
+				/* this tile's place for the next j's output; then the next
+				 * tile's: n columns on, wrapping rows of W */
+				sel_assign(f, pimg, TOP(SEL_ADD_I, R(g->sg.base), tmul(c, R(jv[0]), g->sg.image)));
+				sel_assign(f, poh, R(soh));
+				sel_assign(f, pfc, R(sfc));
+				int64_t W = g->sg.W;
+				sel_assign(f, sfc, TOP(SEL_ADD_I, R(sfc), TI(n % W)));
+				int wrap = tile_keep(c, TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, R(sfc), TI(W - 1)), TI(0)), TI(1)));
+				sel_assign(f, sfc, TOP(SEL_SUB_I, R(sfc), tmul(c, R(wrap), W)));
+				sel_assign(f, soh, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(soh), R(wrap)), TI(n / W)));
+			}
 			sel_assign(f, prev, R(cur));
 			sel_assign(f, cur, TOP(SEL_SUB_I, TI(s0 + s1), R(cur)));
 			sel_assign(f, jn, TOP(SEL_ADD_I, R(jn), TI(1)));
@@ -433,7 +535,10 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
 				cg_loop_end(c);
 			}
-			tile_out(c, g, pl, p0, bm, ocur, yprev, cprev, acc);
+			if (seg)
+				tile_out_seg(c, g, pl, p0, bm, ocur, pimg, poh, pfc, acc);
+			else
+				tile_out(c, g, pl, p0, bm, ocur, yprev, cprev, acc);
 			/* (a later chunk reads Y back: its DMA must have landed) */
 			sel_effect(f, sel_op(f, SEL_FENCE, NULL, NULL, NULL));
 		}
@@ -618,9 +723,6 @@ bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb, bool 
  * kernel position, rows one channel plane apart. */
 bool cg_tile_conv(CG *c, const Node *n)
 {
-	double row_cycles;
-	if (!tparam(c, "vector_row_cycles", &row_cycles))
-		return false;
 	MFunc *f = c->f;
 	const Value *x = n->in[0], *wv = n->in[1], *b = n->nin == 3 ? n->in[2] : NULL, *y = n->out[0];
 	const Shape *xs = &x->type.shape, *ws = &wv->type.shape;
@@ -661,13 +763,18 @@ bool cg_tile_conv(CG *c, const Node *n)
 	 * + ow reads input pixel p + kh W + kw: one affine column index, and a
 	 * tile of n columns spans several output rows where one row alone would
 	 * leave most of the array's columns idle (a small feature map).  The
-	 * rows land in a scratch [N, M, HO W] and a vector copy compacts them;
-	 * the cost model takes it when its estimate (the array's, plus that
-	 * copy's) is the lower. */
+	 * tiles go out to the output one row segment at a time (TileSeg; a
+	 * window one column wide needs none: the flattened rows are the
+	 * output's own), the earlier k chunks' partial sums through a scratch
+	 * [N, M, HO W].  The cost model takes it when its estimate is the
+	 * lower; the segments are priced by their control-core instructions
+	 * (about 10 a segment, and a command per accumulator tile), each at the
+	 * .md's cost of an integer add. */
 	bool flat = false;
 	TileGemm g2 = {0};
 	TilePlan pl2 = {0};
 	int64_t PE = HO * w.in[1];
+	double segcost = 0;
 	if (w.stride[0] == 1 && w.stride[1] == 1 && !w.pb[0] && !w.pb[1] && !w.pe[0] && !w.pe[1] && HO > 1) {
 		/* g's k dimensions and A; j is (image, tile of the flattened rows) */
 		g2 = g;
@@ -677,16 +784,19 @@ bool cg_tile_conv(CG *c, const Node *n)
 		g2.nj = 2;
 		g2.dj[0].off[2] = M * PE * 4;
 		g2.dj[1] = (TDim){(g2.n_ext + nn - 1) / nn, {0, nn * 4, nn * 4}};
-		/* the compaction, row by row: the .md's vector_row_cycles per
-		 * row, and a load and a store per vector (4 cycles); none where
-		 * the rows have no columns to drop (a window one column wide) */
-		double copy = wp == WO ? 0.0 : (double)N * M * HO * (row_cycles + 4.0 * (double)((WO + c->lanes - 1) / c->lanes));
-		flat = tile_plan(c, &g2, &pl2) && pl2.est + copy < pl.est;
+		if (wp != WO)
+			g2.sg = (TileSeg){true, wp, WO, HO, P * 4, M * P * 4, -1};
+		if (tile_plan(c, &g2, &pl2)) {
+			int64_t segs = wp == WO ? 0 : (nn + wp - 2) / wp + 1, Mt = (M + nn - 1) / nn;
+			int64_t panels = (Mt + pl2.bm - 1) / pl2.bm;
+			segcost = (double)(N * g2.dj[1].count * panels * segs * (10 + pl2.bm)) * tile_int_op(c);
+			flat = pl2.est + segcost < pl.est;
+		}
 		if (c->p->loops) {
 			cg_indent(c);
 			fprintf(c->p->loops, "conv on the array: output rows one by one, estimated %.0f cycles; rows flattened over the "
-					     "input's width, %.0f + %.0f (the compaction): %s\n",
-				pl.est, pl2.est, copy, flat ? "flattened" : "row by row");
+					     "input's width, %.0f + %.0f (its output by row segments): %s\n",
+				pl.est, pl2.est, segcost, flat ? "flattened" : "row by row");
 		}
 	}
 	/* a relu right after folds into the bias pass.  (A batchnorm after the
@@ -731,19 +841,17 @@ bool cg_tile_conv(CG *c, const Node *n)
 		}
 	}
 	/* the flattened rows straight into the output where they are its own
-	 * (a window one column wide), else into a scratch, compacted after */
+	 * (a window one column wide), else by row segments, the earlier k
+	 * chunks' partial sums through a scratch */
 	TileGemm *gg = flat ? &g2 : &g;
-	int ybuf = flat && wp != WO ? cg_scratch(c, N * M * PE) : out->id;
+	int64_t chunks = flat ? (g2.dk[2].count + pl2.kc - 1) / pl2.kc : 1;
+	int ybuf = flat && g2.sg.on && chunks > 1 ? cg_scratch(c, N * M * PE) : out->id;
 	gg->base[0] = tile_keep(c, sel_sym(f, wsym));
 	gg->base[1] = tile_keep(c, R(cg_base_of(c, xin)));
 	gg->base[2] = tile_keep(c, R(cg_base_of(c, ybuf)));
+	if (gg->sg.on)
+		gg->sg.base = tile_keep(c, R(cg_base_of(c, out->id)));
 	cg_tile_gemm(c, gg, flat ? &pl2 : &pl);
-	if (ybuf != out->id) {
-		/* (cg_tile_gemm ends in a fence: the rows have landed) */
-		Shape cs = {4, {N, M, HO, WO}};
-		int64_t ic[MAX_RANK] = {M * PE, PE, wp, 1}, oc[MAX_RANK] = {M * P, P, WO, 1};
-		cg_copy(c, ybuf, 0, ic, out->id, 0, oc, &cs);
-	}
 	if (b || rl) {
 		/* the bias (and relu), on the vector unit; the channel's bias
 		 * loaded (and broadcast) once per channel */

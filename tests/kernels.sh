@@ -151,12 +151,16 @@ for tr in "x86-avx512 masked vector" "x86-avx2 scalar loop"; do
 		bad "$1 report: remainder not '$want' or GEMM rows not the .md's gemm_mr ($mr)"; grep -E '"vector"|"gemm"' "$tmp/g.json"; fi
 done
 # npu-systolic: the cost model flattens a small map's output rows when that
-# beats tiles along single rows (the first conv, and the 1x1 one, which needs
-# no compaction), and not when the compaction would cost more (the second).
+# beats tiles along single rows (the first three convs: the 1x1 one writes
+# its flattened rows as they are, the others by row segments), and not where
+# the rows fill the tiles as they are (the fourth); the first conv's k is
+# chunked.
 "$GDCC" "$SRCDIR/tests/backend/conv_flat_rows.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
-if [ "$(grep -c 'conv on the array:.*: flattened$' "$tmp/loops")" = 2 ] &&
-   grep -q 'flattened over the input.s width, [0-9]* + 0 (the compaction): flattened$' "$tmp/loops" &&
-   [ "$(grep -c 'conv on the array:.*: row by row$' "$tmp/loops")" = 1 ]; then ok; else
-	bad "conv_flat_rows on npu-systolic: not two flattened (one without compaction) and one row-by-row conv"; grep 'conv on' "$tmp/loops"; fi
+if [ "$(grep -c 'conv on the array:.*: flattened$' "$tmp/loops")" = 3 ] &&
+   [ "$(grep -c 'flattened over the input.s width, [0-9]* + [1-9][0-9]* (its output by row segments): flattened$' "$tmp/loops")" = 2 ] &&
+   grep -q 'flattened over the input.s width, [0-9]* + 0 (its output by row segments): flattened$' "$tmp/loops" &&
+   [ "$(grep -c 'conv on the array:.*: row by row$' "$tmp/loops")" = 1 ] &&
+   grep -q 'k in 2 chunk(s)' "$tmp/loops"; then ok; else
+	bad "conv_flat_rows on npu-systolic: not three flattened (one without segments), one row-by-row conv and a chunked k"; grep -E 'conv on|tiles' "$tmp/loops"; fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
