@@ -125,6 +125,10 @@ int32_t isel_cost(const Target *t, BursNode *tree, int cls);
 /* Register allocation (linear scan, spilling through the target's own
  * load and store patterns), then the frame: prologue and epilogue. */
 bool regalloc_function(MFunc *f, Diag *d);
+/* The registers of each pool the allocator may use: all, or GDCC_MAX_REGS
+ * (a testing aid).  Tile slots do not spill: a schedule keeping k tiles
+ * live needs k of them. */
+int regalloc_max_regs(void);
 
 /* The selection trees, and a check of the instructions (after selection,
  * or after allocation). */

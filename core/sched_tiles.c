@@ -64,6 +64,7 @@ typedef struct {
 	bool os;               /* output-stationary dataflow (else weight-stationary) */
 	bool bt;               /* B tiles transposed (mma.t) */
 	int bm;                /* accumulator tiles per panel */
+	bool dbl;              /* two sets of bm accumulators, for even and odd j */
 	int64_t kc;            /* outer k indices per chunk */
 	double est;            /* estimated cycles */
 } TilePlan;
@@ -130,6 +131,22 @@ bool cg_uses_tiles(CG *c, const Node *n)
 	return e && e->action == LEGAL_NATIVE && e->strategy == LEGAL_STRATEGY_tiles && target_class_for(c->t, SORT_T) >= 0;
 }
 
+/* The .md's cost of one control-core integer add (of two registers), in
+ * cycles (selection costs are hundredths of a cycle): the price of the
+ * address arithmetic beside the engines' commands. */
+static double tile_int_op(CG *c)
+{
+	BursNode n[3];
+	memset(n, 0, sizeof n);
+	for (int i = 0; i < 3; i++)
+		n[i].form = -1;
+	n[0].op = SEL_REG_I;
+	n[1].op = SEL_REG_I;
+	n[2].op = SEL_ADD_I, n[2].kid[0] = &n[0], n[2].kid[1] = &n[1];
+	int32_t k = isel_cost(c->t, &n[2], c->icls);
+	return k >= BURS_INF ? 1.0 : (double)k / 100.0;
+}
+
 static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 {
 	const Target *t = c->t;
@@ -147,6 +164,8 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	int slots = 0;
 	for (int r = 0; r < rc->nregs; r++)
 		slots += !rc->reserved[r];
+	if (slots > regalloc_max_regs())
+		slots = regalloc_max_regs();
 	pl->n = n;
 	pl->slots = slots;
 	pl->os = strcmp(df, "output_stationary") == 0;
@@ -161,14 +180,14 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	pl->lat = lat;
 	/* (k is chunked along its innermost sub-dimension: a chunk is all of
 	 * the outer ones times a range of it) */
-	int64_t Mt = (g->m_ext + n - 1) / n, Jt = 1, Kin = 1, Kout = g->dk[g->nk - 1].count;
+	int64_t Mt = (g->m_ext + n - 1) / n, Jt = 1, Kin = 1, Kout = g->dk[g->nk - 1].count, Jin = g->dj[g->nj - 1].count;
 	for (int i = 0; i < g->nj; i++)
 		Jt *= g->dj[i].count;
 	for (int i = 0; i < g->nk - 1; i++)
 		Kin *= g->dk[i].count;
 	if (Mt <= 0 || Jt <= 0 || Kout <= 0 || Kin <= 0)
 		return false;
-	double tdma = (double)pl->tb / pl->bw, best = -1;
+	double tdma = (double)pl->tb / pl->bw, best = -1, op = tile_int_op(c);
 	for (int bm = 1; bm <= slots && bm <= Mt && bm <= 64; bm++) {
 		for (int64_t kc = Kout; kc >= 1; kc--) {
 			int64_t Kc = kc * Kin, chunks = (Kout + kc - 1) / kc, panels = (Mt + bm - 1) / bm;
@@ -177,37 +196,45 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 				continue;
 			if (panels * chunks > 256)
 				break;
-			double load = (double)(bm * Kc) * tdma, compute = (double)(Jt * Kc * bm * n);
+			/* the panel and the first j's B row load while the array
+			 * idles: each tile a DMA, and the control core's instructions
+			 * that issue it (about 10 for a tile of A or of a matrix's B,
+			 * 24 for a convolution's gathered B tile) */
+			double load = (double)(bm * Kc) * fmax(tdma, 10.0 * op) + (double)Kc * fmax(tdma, (g->cv.on ? 24.0 : 10.0) * op),
+			       compute = (double)(Jt * Kc * bm * n);
 			if (pl->os) /* each accumulator switch drains the array and refills it */
 				compute += (double)(Jt * bm * (3 * n - 2));
 			double stream = (double)(Jt * (Kc + bm * (chunks > 1 ? 2 : 1))) * tdma;
-			double est = (double)(panels * chunks) * (load + (compute > stream ? compute : stream) + pl->lat + 3.0 * n);
+			/* one set of accumulators: at each j the array waits for the
+			 * results (2n - 1), their move out (n each) and a preload (n);
+			 * two sets (even and odd j of the innermost j dimension, which
+			 * must alternate strictly: its count even, or no outer one)
+			 * hide that behind the other set's work */
+			bool dbl = !pl->os && 2 * bm <= slots && Jt > 1 && (Jin % 2 == 0 || Jt == Jin);
+			if (!dbl)
+				compute += (double)Jt * (double)(3 * n + bm * n);
+			/* the control core's instructions per j: at each k a B tile's
+			 * (10; a convolution's gathered tile 24) and 3 an mma; 30 an
+			 * accumulator tile's init and move out, 60 the loop's and the
+			 * pipeline's registers (spilled: the core has 14), all at 1.3
+			 * cycles an instruction (its dependencies).  Measured in
+			 * npusim: 330 cycles a j for 4 accumulators x 4 k tiles (a
+			 * 1 x 1 conv at 16 x 16, 267 instructions); this says 348. */
+			double ctrl = 1.3 * (double)Jt * op *
+				      ((double)Kc * ((g->cv.on ? 24.0 : 10.0) + 3.0 * bm) + 30.0 * bm + 60.0);
+			double busy = fmax(compute, fmax(stream, ctrl));
+			double est = (double)(panels * chunks) * (load + busy + pl->lat + 3.0 * n);
 			if (best < 0 || est < best) {
 				best = est;
 				pl->bm = bm;
 				pl->kc = kc;
+				pl->dbl = dbl;
 			}
 			break; /* (smaller chunks of the same bm only cost more) */
 		}
 	}
 	pl->est = best;
 	return best >= 0;
-}
-
-/* The .md's cost of one control-core integer add (of two registers), in
- * cycles (selection costs are hundredths of a cycle): the price of the
- * address arithmetic beside the engines' commands. */
-static double tile_int_op(CG *c)
-{
-	BursNode n[3];
-	memset(n, 0, sizeof n);
-	for (int i = 0; i < 3; i++)
-		n[i].form = -1;
-	n[0].op = SEL_REG_I;
-	n[1].op = SEL_REG_I;
-	n[2].op = SEL_ADD_I, n[2].kid[0] = &n[0], n[2].kid[1] = &n[1];
-	int32_t k = isel_cost(c->t, &n[2], c->icls);
-	return k >= BURS_INF ? 1.0 : (double)k / 100.0;
 }
 
 #define TI(k) sel_consti(c->f, (k))
@@ -342,6 +369,45 @@ static void tile_out_seg(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p
 	}
 }
 
+/* Where a computed tile goes (vregs): its Y address and columns, and for
+ * TileSeg its image's output, first row and column. */
+typedef struct {
+	int y, cols, img, oh, fc;
+} TileYPos;
+
+static TileYPos tile_ypos(CG *c, bool seg)
+{
+	TileYPos q = {tile_keep(c, TI(0)), tile_keep(c, TI(0)), -1, -1, -1};
+	if (seg) {
+		q.img = tile_keep(c, TI(0));
+		q.oh = tile_keep(c, TI(0));
+		q.fc = tile_keep(c, TI(0));
+	}
+	return q;
+}
+
+static void tile_ypos_copy(CG *c, const TileYPos *to, const TileYPos *from)
+{
+	sel_assign(c->f, to->y, R(from->y));
+	sel_assign(c->f, to->cols, R(from->cols));
+	if (to->img >= 0) {
+		sel_assign(c->f, to->img, R(from->img));
+		sel_assign(c->f, to->oh, R(from->oh));
+		sel_assign(c->f, to->fc, R(from->fc));
+	}
+}
+
+/* The accumulators out to the tile's place; the staging buffer flips. */
+static void tile_emit_out(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int ocur, int64_t o01,
+			  const TileYPos *q, const int *acc)
+{
+	if (q->img >= 0)
+		tile_out_seg(c, g, pl, p0, bm, ocur, q->img, q->oh, q->fc, acc);
+	else
+		tile_out(c, g, pl, p0, bm, ocur, q->y, q->cols, acc);
+	sel_assign(c->f, ocur, TOP(SEL_SUB_I, TI(o01), R(ocur)));
+}
+
 /* The k loops of one chunk: every outer sub-dimension, the innermost over
  * [k0, k1); from sub-dimension `from` on (the outer ones already open). */
 static void tile_k_loops(CG *c, const TileGemm *g, int *kv, int from, int64_t k0, int64_t k1)
@@ -361,12 +427,18 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 	if (c->p->loops) {
 		cg_indent(c);
 		fprintf(c->p->loops, "tiles %dx%d: panels of %d row tiles x %lld k tiles in the scratchpad, k in %lld chunk(s), "
-				     "B streamed by double-buffered DMA; estimated %.0f cycles\n",
-			n, n, pl->bm, (long long)(pl->kc * Kin), (long long)chunks, pl->est);
+				     "B streamed by double-buffered DMA, %s; estimated %.0f cycles\n",
+			n, n, pl->bm, (long long)(pl->kc * Kin), (long long)chunks,
+			pl->dbl ? "two sets of accumulators (even and odd j)" : "one set of accumulators", pl->est);
 	}
-	int acc[64];
-	for (int i = 0; i < pl->bm; i++)
-		acc[i] = mfunc_vreg(f, tcls);
+	/* (two sets of accumulators: the body of an even j of the innermost j
+	 * dimension uses the first, an odd j the second, so that the array
+	 * fills one while the other's results move out; the j loop unrolled
+	 * by two) */
+	int accs[2][64], *acc = accs[0];
+	for (int h = 0; h < (pl->dbl ? 2 : 1); h++)
+		for (int i = 0; i < pl->bm; i++)
+			accs[h][i] = mfunc_vreg(f, tcls);
 	for (int64_t p0 = 0; p0 < Mt; p0 += pl->bm) {
 		int bm = (int)(Mt - p0 < pl->bm ? Mt - p0 : pl->bm);
 		for (int64_t ch = 0; ch < chunks; ch++) {
@@ -392,153 +464,182 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			/* stream B's k-rows over j, computing on the previous one */
 			int cur = tile_keep(c, TI(s0)), prev = tile_keep(c, TI(s1));
 			int ocur = tile_keep(c, TI(o0));
-			int yprev = tile_keep(c, TI(0)), cprev = tile_keep(c, TI(0)), jn = tile_keep(c, TI(0));
+			int jn = tile_keep(c, TI(0));
 			/* flattened rows out by segments (the last chunk): the tile's
-			 * first row and column in the image (soh, sfc), and the previous
-			 * tile's (image output base, row, column) */
+			 * first row and column in the image (soh, sfc); where the
+			 * previous tile goes (yp), and with two sets of accumulators
+			 * the one before it (ypp: its move out waits a j, so that the
+			 * array starts on the other set first) */
 			bool seg = g->sg.on && ch == chunks - 1;
-			int soh = -1, sfc = -1, pimg = -1, poh = -1, pfc = -1;
-			if (seg) {
-				pimg = tile_keep(c, TI(0));
-				poh = tile_keep(c, TI(0));
-				pfc = tile_keep(c, TI(0));
-			}
-			int jv[4];
+			int soh = -1, sfc = -1;
+			TileYPos yp = tile_ypos(c, seg), ypp = pl->dbl ? tile_ypos(c, seg) : yp;
+			/* (the second set is read (moved out) in the even j's body
+			 * before the odd one sets it: defined here, its live range
+			 * starts here and not at the function's entry) */
+			for (int ii = 0; pl->dbl && ii < bm; ii++)
+				sel_assign(f, accs[1][ii], sel_op(f, SEL_TZERO, NULL, NULL, NULL));
+			int jv[4] = {0};
 			for (int i = 0; i < g->nj; i++) {
 				if (seg && i == g->nj - 1) {
 					soh = tile_keep(c, TI(0));
 					sfc = tile_keep(c, TI(0));
 				}
-				jv[i] = cg_loop_begin(c, 0, g->dj[i].count, 1);
+				jv[i] = cg_loop_begin(c, 0, g->dj[i].count, i == g->nj - 1 && pl->dbl ? 2 : 1);
 			}
-			int jcols = tile_keep(c, tile_extent(c, jv[g->nj - 1], g->n_ext, n));
-			int brow = g->cv.on ? -1 : tile_keep(c, tile_addr(c, R(g->base[1]), g->dj, jv, g->nj, 1));
-			/* software pipelined: the k-row of j streams in while the array
-			 * works on j - 1 */
-			tile_init(c, g, pl, p0, bm, ch == 0, yin, jn, yprev, cprev, acc);
-			/* (two versions of the k loop: with the array's work on j - 1,
-			 * and, for the first j, the loads alone) */
-			int first_j = sel_new_label(f), k_done = sel_new_label(f);
-			sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), first_j);
-			for (int pass = 0; pass < 2; pass++) {
-				if (pass == 1)
-					sel_label(f, first_j);
-				/* output stationary: one accumulator at a time through the
-				 * whole k row (each switch drains and refills the array);
-				 * weight stationary: all of them at each k */
-				int nsub = pass == 0 && pl->os ? bm : 1;
-				for (int sub = 0; sub < nsub; sub++) {
-				bool loads = sub == 0;
-				sel_assign(f, kcnt, TI(0));
-				BursNode *src = NULL, *nrows = NULL;
-				if (!loads) {
-					tile_k_loops(c, g, kv, 0, k0, k1);
-				} else if (g->cv.on) {
-					/* a convolution's B tile: channels ci0.. of input row ih at
-					 * columns iw0.., clipped to the image; the DMA zero-fills
-					 * the padding (rows outside: an empty transfer) */
-					const TileConv *q = &g->cv;
-					kv[0] = cg_loop_begin(c, 0, g->dk[0].count, 1);
-					BursNode *ih = TOP(SEL_SUB_I, TOP(SEL_ADD_I, tmul(c, R(jv[1]), q->sh), tmul(c, R(kv[0]), q->dh)), TI(q->pt));
-					int ihv = tile_keep(c, ih);
-					BursNode *ok1 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_ADD_I, R(ihv), TI(1)), TI(0)), TI(1));
-					BursNode *ok2 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, TI(q->H), R(ihv)), TI(0)), TI(1));
-					int ihok = tile_keep(c, TOP(SEL_MIN_I, ok1, ok2));
-					BursNode *ihc = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(ihv), TI(0)), TI(q->H - 1));
-					/* the input row: image, clamped row (phase rows of Wd for a column stride) */
-					int rowbase = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(g->base[1]), tmul(c, R(jv[0]), q->C * q->H * q->sw * q->Wd * 4)),
-								       tmul(c, ihc, q->sw * q->Wd * 4)));
-					/* kernel columns unrolled: input column ow * sw + kw * dw - pl is
-					 * column ow + qq of phase pp (a column stride reads the phases) */
-					for (int64_t kwc = 0; kwc < g->dk[1].count; kwc++) {
-						int64_t off = kwc * q->dw - q->pl, pp = ((off % q->sw) + q->sw) % q->sw, qq = (off - pp) / q->sw;
-						int64_t wv = (q->W - pp + q->sw - 1) / q->sw; /* columns of phase pp */
-						int iw0 = tile_keep(c, TOP(SEL_ADD_I, tmul(c, R(jv[2]), n), TI(qq)));
-						int lo = tile_keep(c, TOP(SEL_MAX_I, R(iw0), TI(0)));
-						int cnt = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_MIN_I, TOP(SEL_ADD_I, R(iw0), R(jcols)), TI(wv)), R(lo)));
-						BursNode *ok3 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1));
-						int valid = tile_keep(c, TOP(SEL_MIN_I, R(ihok), ok3));
-						int rowv = tile_keep(c, TOP(SEL_ADD_I, R(rowbase), TOP(SEL_SHL_I, TOP(SEL_ADD_I, R(lo), TI(pp * q->Wd)), TI(2))));
-						sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * q->sw * q->Wd * 4),
-								     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
-						kv[2] = cg_loop_begin(c, k0, k1, 1);
-						BursNode *csrc = TOP(SEL_ADD_I, R(rowv), tmul(c, R(kv[2]), n * q->H * q->sw * q->Wd * 4));
-						BursNode *cn = TOP(SEL_MIN_I, tile_extent(c, kv[2], g->k_ext, n), tmul(c, R(valid), n));
-						BursNode *csp = TOP(SEL_ADD_I, R(cur), R(kcnt));
-						sel_effect(f, sel_op(f, SEL_DMA_IN, csp, csrc, cn));
-						if (pass == 0)
-							tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, prev, kcnt, acc);
-						sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
+			int64_t jcount = g->dj[g->nj - 1].count;
+			int jeven = jv[g->nj - 1], jodd_skip = -1;
+			for (int half = 0; half < (pl->dbl ? 2 : 1); half++) {
+				acc = accs[half];
+				if (half == 1) {
+					/* the odd j: jeven + 1, if there is one */
+					if (jcount % 2) {
+						jodd_skip = sel_new_label(f);
+						sel_branch(f, TOP(SEL_BRLT_I, TOP(SEL_SUB_I, TI(jcount - 2), R(jeven)), TI(0)), jodd_skip);
+					}
+					jv[g->nj - 1] = tile_keep(c, TOP(SEL_ADD_I, R(jeven), TI(1)));
+				}
+				int jcols = tile_keep(c, tile_extent(c, jv[g->nj - 1], g->n_ext, n));
+				int brow = g->cv.on ? -1 : tile_keep(c, tile_addr(c, R(g->base[1]), g->dj, jv, g->nj, 1));
+				/* software pipelined: the k-row of j streams in while the array
+				 * works on j - 1 */
+				tile_init(c, g, pl, p0, bm, ch == 0, yin, jn, yp.y, yp.cols, acc);
+				if (pl->dbl) {
+					/* the tile before the previous one, from the other set */
+					int skip2 = sel_new_label(f);
+					sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(2)), skip2);
+					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &ypp, accs[half ^ 1]);
+					sel_label(f, skip2);
+				}
+				/* (two versions of the k loop: with the array's work on j - 1,
+				 * and, for the first j, the loads alone) */
+				int first_j = sel_new_label(f), k_done = sel_new_label(f);
+				sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), first_j);
+				for (int pass = 0; pass < 2; pass++) {
+					if (pass == 1)
+						sel_label(f, first_j);
+					/* output stationary: one accumulator at a time through the
+					 * whole k row (each switch drains and refills the array);
+					 * weight stationary: all of them at each k */
+					int nsub = pass == 0 && pl->os ? bm : 1;
+					for (int sub = 0; sub < nsub; sub++) {
+					bool loads = sub == 0;
+					sel_assign(f, kcnt, TI(0));
+					BursNode *src = NULL, *nrows = NULL;
+					if (!loads) {
+						tile_k_loops(c, g, kv, 0, k0, k1);
+					} else if (g->cv.on) {
+						/* a convolution's B tile: channels ci0.. of input row ih at
+						 * columns iw0.., clipped to the image; the DMA zero-fills
+						 * the padding (rows outside: an empty transfer) */
+						const TileConv *q = &g->cv;
+						kv[0] = cg_loop_begin(c, 0, g->dk[0].count, 1);
+						BursNode *ih = TOP(SEL_SUB_I, TOP(SEL_ADD_I, tmul(c, R(jv[1]), q->sh), tmul(c, R(kv[0]), q->dh)), TI(q->pt));
+						int ihv = tile_keep(c, ih);
+						BursNode *ok1 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_ADD_I, R(ihv), TI(1)), TI(0)), TI(1));
+						BursNode *ok2 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, TI(q->H), R(ihv)), TI(0)), TI(1));
+						int ihok = tile_keep(c, TOP(SEL_MIN_I, ok1, ok2));
+						BursNode *ihc = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(ihv), TI(0)), TI(q->H - 1));
+						/* the input row: image, clamped row (phase rows of Wd for a column stride) */
+						int rowbase = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(g->base[1]), tmul(c, R(jv[0]), q->C * q->H * q->sw * q->Wd * 4)),
+									       tmul(c, ihc, q->sw * q->Wd * 4)));
+						/* kernel columns unrolled: input column ow * sw + kw * dw - pl is
+						 * column ow + qq of phase pp (a column stride reads the phases) */
+						for (int64_t kwc = 0; kwc < g->dk[1].count; kwc++) {
+							int64_t off = kwc * q->dw - q->pl, pp = ((off % q->sw) + q->sw) % q->sw, qq = (off - pp) / q->sw;
+							int64_t wv = (q->W - pp + q->sw - 1) / q->sw; /* columns of phase pp */
+							int iw0 = tile_keep(c, TOP(SEL_ADD_I, tmul(c, R(jv[2]), n), TI(qq)));
+							int lo = tile_keep(c, TOP(SEL_MAX_I, R(iw0), TI(0)));
+							int cnt = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_MIN_I, TOP(SEL_ADD_I, R(iw0), R(jcols)), TI(wv)), R(lo)));
+							BursNode *ok3 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1));
+							int valid = tile_keep(c, TOP(SEL_MIN_I, R(ihok), ok3));
+							int rowv = tile_keep(c, TOP(SEL_ADD_I, R(rowbase), TOP(SEL_SHL_I, TOP(SEL_ADD_I, R(lo), TI(pp * q->Wd)), TI(2))));
+							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * q->sw * q->Wd * 4),
+									     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
+							kv[2] = cg_loop_begin(c, k0, k1, 1);
+							BursNode *csrc = TOP(SEL_ADD_I, R(rowv), tmul(c, R(kv[2]), n * q->H * q->sw * q->Wd * 4));
+							BursNode *cn = TOP(SEL_MIN_I, tile_extent(c, kv[2], g->k_ext, n), tmul(c, R(valid), n));
+							BursNode *csp = TOP(SEL_ADD_I, R(cur), R(kcnt));
+							sel_effect(f, sel_op(f, SEL_DMA_IN, csp, csrc, cn));
+							if (pass == 0)
+								tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, prev, kcnt, acc);
+							sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
+							cg_loop_end(c);
+						}
+						cg_loop_end(c);
+					} else if (g->bt) {
+						/* B^T: rows are n, each k tile's row length its own */
+						tile_k_loops(c, g, kv, 0, k0, k1);
+						sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, tile_extent(c, kv[g->nk - 1], g->k_ext, n), TI(2)),
+								     TI(g->ld[1]), TI(0)));
+						src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
+						nrows = R(jcols);
+					} else {
+						sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
+						tile_k_loops(c, g, kv, 0, k0, k1);
+						src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
+						nrows = tile_extent(c, kv[g->nk - 1], g->k_ext, n);
+					}
+					if (loads && g->cv.on)
+						continue; /* (loads and the array's work done above) */
+					if (loads) {
+						BursNode *sp = TOP(SEL_ADD_I, R(cur), R(kcnt));
+						sel_effect(f, sel_op(f, SEL_DMA_IN, sp, src, nrows));
+					}
+					if (pass == 0)
+						tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kcnt, acc);
+					sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
+					for (int i = g->nk - 1; i >= 0; i--)
 						cg_loop_end(c);
 					}
-					cg_loop_end(c);
-				} else if (g->bt) {
-					/* B^T: rows are n, each k tile's row length its own */
-					tile_k_loops(c, g, kv, 0, k0, k1);
-					sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, tile_extent(c, kv[g->nk - 1], g->k_ext, n), TI(2)),
-							     TI(g->ld[1]), TI(0)));
-					src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
-					nrows = R(jcols);
+					if (pass == 0)
+						sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), k_done);
+				}
+				sel_label(f, k_done);
+				if (pl->dbl) {
+					tile_ypos_copy(c, &ypp, &yp);
 				} else {
-					sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
-					tile_k_loops(c, g, kv, 0, k0, k1);
-					src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
-					nrows = tile_extent(c, kv[g->nk - 1], g->k_ext, n);
+					int skip = sel_new_label(f);
+					sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), skip);
+					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, acc);
+					sel_label(f, skip);
 				}
-				if (loads && g->cv.on)
-					continue; /* (loads and the array's work done above) */
-				if (loads) {
-					BursNode *sp = TOP(SEL_ADD_I, R(cur), R(kcnt));
-					sel_effect(f, sel_op(f, SEL_DMA_IN, sp, src, nrows));
+				sel_assign(f, yp.y, tile_addr(c, R(g->base[2]), g->dj, jv, g->nj, 2));
+				sel_assign(f, yp.cols, R(jcols));
+				if (seg) {
+					/* this tile's place for its output; then the next tile's: n
+					 * columns on, wrapping rows of W */
+					sel_assign(f, yp.img, TOP(SEL_ADD_I, R(g->sg.base), tmul(c, R(jv[0]), g->sg.image)));
+					sel_assign(f, yp.oh, R(soh));
+					sel_assign(f, yp.fc, R(sfc));
+					int64_t W = g->sg.W;
+					sel_assign(f, sfc, TOP(SEL_ADD_I, R(sfc), TI(n % W)));
+					int wrap = tile_keep(c, TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, R(sfc), TI(W - 1)), TI(0)), TI(1)));
+					sel_assign(f, sfc, TOP(SEL_SUB_I, R(sfc), tmul(c, R(wrap), W)));
+					sel_assign(f, soh, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(soh), R(wrap)), TI(n / W)));
 				}
-				if (pass == 0)
-					tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kcnt, acc);
-				sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
-				for (int i = g->nk - 1; i >= 0; i--)
-					cg_loop_end(c);
-				}
-				if (pass == 0)
-					sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), k_done);
+				sel_assign(f, prev, R(cur));
+				sel_assign(f, cur, TOP(SEL_SUB_I, TI(s0 + s1), R(cur)));
+				sel_assign(f, jn, TOP(SEL_ADD_I, R(jn), TI(1)));
 			}
-			sel_label(f, k_done);
-			int skip = sel_new_label(f);
-			sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), skip);
-			if (seg)
-				tile_out_seg(c, g, pl, p0, bm, ocur, pimg, poh, pfc, acc);
-			else
-				tile_out(c, g, pl, p0, bm, ocur, yprev, cprev, acc);
-			sel_assign(f, ocur, TOP(SEL_SUB_I, TI(o0 + o1), R(ocur)));
-			sel_label(f, skip);
-			sel_assign(f, yprev, tile_addr(c, R(g->base[2]), g->dj, jv, g->nj, 2));
-			sel_assign(f, cprev, R(jcols));
-			if (seg) {
-				/* this tile's place for the next j's output; then the next
-				 * tile's: n columns on, wrapping rows of W */
-				sel_assign(f, pimg, TOP(SEL_ADD_I, R(g->sg.base), tmul(c, R(jv[0]), g->sg.image)));
-				sel_assign(f, poh, R(soh));
-				sel_assign(f, pfc, R(sfc));
-				int64_t W = g->sg.W;
-				sel_assign(f, sfc, TOP(SEL_ADD_I, R(sfc), TI(n % W)));
-				int wrap = tile_keep(c, TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, R(sfc), TI(W - 1)), TI(0)), TI(1)));
-				sel_assign(f, sfc, TOP(SEL_SUB_I, R(sfc), tmul(c, R(wrap), W)));
-				sel_assign(f, soh, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(soh), R(wrap)), TI(n / W)));
-			}
-			sel_assign(f, prev, R(cur));
-			sel_assign(f, cur, TOP(SEL_SUB_I, TI(s0 + s1), R(cur)));
-			sel_assign(f, jn, TOP(SEL_ADD_I, R(jn), TI(1)));
+			if (jodd_skip >= 0)
+				sel_label(f, jodd_skip);
 			for (int i = g->nj - 1; i >= 0; i--)
 				cg_loop_end(c);
-			/* the last j */
-			tile_init(c, g, pl, p0, bm, ch == 0, yin, -1, yprev, cprev, acc);
+			/* the last j (the set the last body did not use) */
+			acc = accs[pl->dbl ? jcount % 2 : 0];
+			tile_init(c, g, pl, p0, bm, ch == 0, yin, -1, yp.y, yp.cols, acc);
+			if (pl->dbl) {
+				int skip2 = sel_new_label(f);
+				sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(2)), skip2);
+				tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &ypp, accs[(jcount % 2) ^ 1]);
+				sel_label(f, skip2);
+			}
 			for (int sub = 0; sub < (pl->os ? bm : 1); sub++) {
 				int kk = cg_loop_begin(c, 0, Kc * pl->tb, (int)pl->tb);
 				tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
 				cg_loop_end(c);
 			}
-			if (seg)
-				tile_out_seg(c, g, pl, p0, bm, ocur, pimg, poh, pfc, acc);
-			else
-				tile_out(c, g, pl, p0, bm, ocur, yprev, cprev, acc);
+			tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, acc);
 			/* (a later chunk reads Y back: its DMA must have landed) */
 			sel_effect(f, sel_op(f, SEL_FENCE, NULL, NULL, NULL));
 		}

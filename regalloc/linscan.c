@@ -260,7 +260,7 @@ static SelOp store_op(Sort s)
 
 /* GDCC_MAX_REGS=N (a testing aid, docs/backend.md): allocate from at most
  * N registers of each pool, so that every program exercises spill code. */
-static int max_regs(void)
+int regalloc_max_regs(void)
 {
 	const char *e = getenv("GDCC_MAX_REGS");
 	int n = e ? atoi(e) : 0;
@@ -271,7 +271,7 @@ static int max_regs(void)
 static int scan(MFunc *f, Interval *iv)
 {
 	const Target *t = f->t;
-	int limit = max_regs();
+	int limit = regalloc_max_regs();
 	int *order = xmalloc((size_t)f->nvregs * sizeof *order), n = 0;
 	for (int v = 0; v < f->nvregs; v++) {
 		f->vregs[v].phys = f->vregs[v].preg >= 0 ? target_root_index(t, f->vregs[v].cls, f->vregs[v].preg) : -1;

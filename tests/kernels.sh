@@ -162,5 +162,14 @@ if [ "$(grep -c 'conv on the array:.*: flattened$' "$tmp/loops")" = 3 ] &&
    [ "$(grep -c 'conv on the array:.*: row by row$' "$tmp/loops")" = 1 ] &&
    grep -q 'k in 2 chunk(s)' "$tmp/loops"; then ok; else
 	bad "conv_flat_rows on npu-systolic: not three flattened (one without segments), one row-by-row conv and a chunked k"; grep -E 'conv on|tiles' "$tmp/loops"; fi
+# npu-systolic: two sets of accumulators (even and odd j) where the slots
+# hold both and the j tiles alternate strictly (weight stationary); one set
+# where a product has one j tile, and under output stationary.
+"$GDCC" "$SRCDIR/tests/backend/tile_accsets.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" "$SRCDIR/tests/backend/tile_accsets.ir" -t npu-systolic --param dataflow=output_stationary --emit=loops >"$tmp/loops.os" 2>&1
+if [ "$(grep -c 'two sets of accumulators (even and odd j)' "$tmp/loops")" = 2 ] &&
+   [ "$(grep -c 'one set of accumulators' "$tmp/loops")" = 1 ] &&
+   [ "$(grep -c 'one set of accumulators' "$tmp/loops.os")" = 3 ]; then ok; else
+	bad "tile_accsets on npu-systolic: not two products with two sets of accumulators and one with one (all one set under OS)"; grep tiles "$tmp/loops" "$tmp/loops.os"; fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
