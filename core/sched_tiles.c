@@ -29,6 +29,12 @@ typedef struct {
 	bool on;
 	int64_t C, H, W, pt, pl, sh, dh, dw;
 	int64_t sw, Wd;        /* column stride; the input's columns per phase (W / sw, rounded up) */
+	/* packed k: one k dimension of KW x KH x C rows (the weights
+	 * [M, KW, KH, C]), each (kw, kh) a group of C rows one plane apart, one
+	 * DMA each, so that few channels still fill the array's rows (the first
+	 * layer's 3); clip: some group reads the padding */
+	bool packk, clip;
+	int64_t KH, KW;
 } TileConv;
 
 /* The output rows of a convolution flattened over the input's width W
@@ -191,8 +197,10 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	for (int bm = 1; bm <= slots && bm <= Mt && bm <= 64; bm++) {
 		for (int64_t kc = Kout; kc >= 1; kc--) {
 			int64_t Kc = kc * Kin, chunks = (Kout + kc - 1) / kc, panels = (Mt + bm - 1) / bm;
-			int64_t need = bm * Kc + 2 * Kc + 2 * bm + (chunks > 1 ? bm : 0) + 1;
-			if (need > pl->spt)
+			/* (packed k: a spare tile after each stream buffer takes a
+			 * group's zero fill past its end; the k row is loaded whole) */
+			int64_t need = bm * Kc + 2 * Kc + 2 * bm + (chunks > 1 ? bm : 0) + 1 + (g->cv.packk ? 2 : 0);
+			if (need > pl->spt || (g->cv.packk && chunks > 1))
 				continue;
 			if (panels * chunks > 256)
 				break;
@@ -200,7 +208,12 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			 * idles: each tile a DMA, and the control core's instructions
 			 * that issue it (about 10 for a tile of A or of a matrix's B,
 			 * 24 for a convolution's gathered B tile) */
-			double load = (double)(bm * Kc) * fmax(tdma, 10.0 * op) + (double)Kc * fmax(tdma, (g->cv.on ? 24.0 : 10.0) * op),
+			/* (packed k: 4 instructions a (kw, kh) group, 10 where the
+			 * padding is clipped, and 10 a kernel column) */
+			double bload = g->cv.packk ? (double)(g->cv.KW * g->cv.KH) * (g->cv.clip ? 10.0 : 4.0) * op +
+							     (double)g->cv.KW * (g->cv.clip ? 10.0 : 0.0) * op
+						   : (double)Kc * (g->cv.on ? 24.0 : 10.0) * op;
+			double load = (double)(bm * Kc) * fmax(tdma, 10.0 * op) + fmax((double)Kc * tdma, bload),
 			       compute = (double)(Jt * Kc * bm * n);
 			if (pl->os) /* each accumulator switch drains the array and refills it */
 				compute += (double)(Jt * bm * (3 * n - 2));
@@ -220,8 +233,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			 * cycles an instruction (its dependencies).  Measured in
 			 * npusim: 330 cycles a j for 4 accumulators x 4 k tiles (a
 			 * 1 x 1 conv at 16 x 16, 267 instructions); this says 348. */
-			double ctrl = 1.3 * (double)Jt * op *
-				      ((double)Kc * ((g->cv.on ? 24.0 : 10.0) + 3.0 * bm) + 30.0 * bm + 60.0);
+			double ctrl = 1.3 * (double)Jt * (bload + op * ((double)Kc * 3.0 * bm + 30.0 * bm + 60.0));
 			double busy = fmax(compute, fmax(stream, ctrl));
 			double est = (double)(panels * chunks) * (load + busy + pl->lat + 3.0 * n);
 			if (best < 0 || est < best) {
@@ -369,6 +381,60 @@ static void tile_out_seg(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p
 	}
 }
 
+/* A packed-k convolution's B row for j (image jv[0], output row jv[1],
+ * column tile jv[2]; jcols columns) into the stream buffer at vreg buf:
+ * group (kw, kh) is C rows, channel planes apart, at row (kw KH + kh) C.
+ * Input column ow sw + kw dw - pl is column ow + qq of phase pp.  Each DMA
+ * zero-fills the n rows from its first: the groups' later rows come after,
+ * and the buffer's spare tile takes what passes its end.  Without padding
+ * every row is whole (one dmacfg); with it, a kernel column clips the
+ * columns and a kernel row outside the image moves no rows. */
+static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const int *jv, int buf, int jcols)
+{
+	MFunc *f = c->f;
+	const TileConv *q = &g->cv;
+	int n = pl->n;
+	int64_t rowb = q->sw * q->Wd * 4, plane = q->H * rowb;
+	int img = tile_keep(c, TOP(SEL_ADD_I, R(g->base[1]), tmul(c, R(jv[0]), q->C * plane)));
+	/* the input row of kernel row 0 */
+	int ih0 = tile_keep(c, TOP(SEL_SUB_I, tmul(c, R(jv[1]), q->sh), TI(q->pt)));
+	int ow0 = tile_keep(c, tmul(c, R(jv[2]), n));
+	if (!q->clip) {
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(plane), TI(0)));
+		int base = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(img), tmul(c, R(ih0), rowb)), TOP(SEL_SHL_I, R(ow0), TI(2))));
+		for (int64_t kw = 0; kw < q->KW; kw++) {
+			int64_t off = kw * q->dw, pp = off % q->sw, qq = off / q->sw;
+			for (int64_t kh = 0; kh < q->KH; kh++) {
+				int64_t r = (kw * q->KH + kh) * q->C;
+				BursNode *src = TOP(SEL_ADD_I, R(base), TI(kh * q->dh * rowb + (pp * q->Wd + qq) * 4));
+				sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, R(buf), TI(r * pl->rb)), src, TI(q->C)));
+			}
+		}
+		return;
+	}
+	for (int64_t kw = 0; kw < q->KW; kw++) {
+		int64_t off = kw * q->dw - q->pl, pp = ((off % q->sw) + q->sw) % q->sw, qq = (off - pp) / q->sw;
+		int64_t wv = (q->W - pp + q->sw - 1) / q->sw; /* columns of phase pp */
+		int iw0 = tile_keep(c, TOP(SEL_ADD_I, R(ow0), TI(qq)));
+		int lo = tile_keep(c, TOP(SEL_MAX_I, R(iw0), TI(0)));
+		int cnt = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_MIN_I, TOP(SEL_ADD_I, R(iw0), R(jcols)), TI(wv)), R(lo)));
+		int okc = tile_keep(c, TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1)));
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(plane),
+				     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
+		int colb = tile_keep(c, TOP(SEL_ADD_I, R(img), TOP(SEL_SHL_I, TOP(SEL_ADD_I, R(lo), TI(pp * q->Wd)), TI(2))));
+		for (int64_t kh = 0; kh < q->KH; kh++) {
+			int64_t r = (kw * q->KH + kh) * q->C;
+			int ih = tile_keep(c, TOP(SEL_ADD_I, R(ih0), TI(kh * q->dh)));
+			BursNode *ok1 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_ADD_I, R(ih), TI(1)), TI(0)), TI(1));
+			BursNode *ok2 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, TI(q->H), R(ih)), TI(0)), TI(1));
+			BursNode *ok = TOP(SEL_MIN_I, TOP(SEL_MIN_I, ok1, ok2), R(okc));
+			BursNode *ihc = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(ih), TI(0)), TI(q->H - 1));
+			BursNode *src = TOP(SEL_ADD_I, R(colb), tmul(c, ihc, rowb));
+			sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, R(buf), TI(r * pl->rb)), src, tmul(c, ok, q->C)));
+		}
+	}
+}
+
 /* Where a computed tile goes (vregs): its Y address and columns, and for
  * TileSeg its image's output, first row and column. */
 typedef struct {
@@ -445,7 +511,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			int64_t k0 = ch * pl->kc, k1 = k0 + pl->kc < Kout ? k0 + pl->kc : Kout, Kc = (k1 - k0) * Kin;
 			/* the scratchpad: the panel one row off the banks of the rest */
 			int64_t panel = pl->rb, s0 = (panel + bm * Kc * pl->tb + pl->tb - 1) / pl->tb * pl->tb;
-			int64_t s1 = s0 + Kc * pl->tb, o0 = s1 + Kc * pl->tb, o1 = o0 + bm * pl->tb, yin = o1 + bm * pl->tb;
+			int64_t sb = (Kc + (g->cv.packk ? 1 : 0)) * pl->tb; /* a stream buffer (and its spare tile) */
+			int64_t s1 = s0 + sb, o0 = s1 + sb, o1 = o0 + bm * pl->tb, yin = o1 + bm * pl->tb;
 			/* load the panel: A rows of tiles p0..p0+bm, k chunk */
 			int kcnt = tile_keep(c, TI(0));
 			int kv[4];
@@ -517,6 +584,20 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				for (int pass = 0; pass < 2; pass++) {
 					if (pass == 1)
 						sel_label(f, first_j);
+					if (g->cv.packk) {
+						/* the k row of j by groups, then the array's work on
+						 * j - 1 (output stationary: one accumulator at a
+						 * time) */
+						tile_conv_packed(c, g, pl, jv, cur, jcols);
+						for (int sub = 0; pass == 0 && sub < (pl->os ? bm : 1); sub++) {
+							int kk = cg_loop_begin(c, 0, Kc * pl->tb, (int)pl->tb);
+							tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
+							cg_loop_end(c);
+						}
+						if (pass == 0)
+							sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), k_done);
+						continue;
+					}
 					/* output stationary: one accumulator at a time through the
 					 * whole k row (each switch drains and refills the array);
 					 * weight stationary: all of them at each k */
@@ -858,6 +939,35 @@ bool cg_tile_conv(CG *c, const Node *n)
 	TilePlan pl = {0};
 	if (!tile_plan(c, &g, &pl))
 		return false;
+	int64_t sw = w.stride[1], Wd = (w.in[1] + sw - 1) / sw;
+	bool clip = w.pb[0] || w.pb[1] || w.pe[0] || w.pe[1];
+	g.cv = (TileConv){true, C, w.in[0], w.in[1], w.pb[0], w.pb[1], w.stride[0], w.dil[0], w.dil[1], sw, Wd, false, clip, KH, KW};
+	/* The alternative for fewer channels than the array has rows (the
+	 * first layer's 3): k packed, KW x KH x C rows in ceil(K2 / n) tiles
+	 * instead of KH KW tiles of C rows each (TileConv.packk), the k row
+	 * loaded whole by one DMA per (kw, kh) group. */
+	bool packk = false;
+	TileGemm g1 = g, g3 = {0};
+	TilePlan pl3 = {0};
+	if (C < nn) {
+		g3 = g;
+		g3.cv.packk = true;
+		g3.k_ext = K2;
+		g3.nk = 1;
+		g3.dk[0] = (TDim){(K2 + nn - 1) / nn, {nn * 4, 0, 0}};
+		packk = tile_plan(c, &g3, &pl3) && pl3.est < pl.est;
+		if (c->p->loops) {
+			cg_indent(c);
+			fprintf(c->p->loops, "conv on the array: %lld k tiles of %lld channels at one kernel position, estimated %.0f cycles; "
+					     "k packed, %lld tiles of (kw, kh, channel) rows, %.0f: %s\n",
+				(long long)(KH * KW * g.dk[2].count), (long long)(C < nn ? C : nn), pl.est,
+				(long long)g3.dk[0].count, pl3.est, packk ? "packed" : "not packed");
+		}
+		if (packk) {
+			g = g3;
+			pl = pl3;
+		}
+	}
 	/* The alternative for stride 1 without padding: the output rows
 	 * flattened, each over the input's full width W (the last KW - 1
 	 * columns of a row computed and dropped), so that output pixel p = oh W
@@ -877,8 +987,11 @@ bool cg_tile_conv(CG *c, const Node *n)
 	int64_t PE = HO * w.in[1];
 	double segcost = 0;
 	if (w.stride[0] == 1 && w.stride[1] == 1 && !w.pb[0] && !w.pb[1] && !w.pe[0] && !w.pe[1] && HO > 1) {
-		/* g's k dimensions and A; j is (image, tile of the flattened rows) */
-		g2 = g;
+		/* the row-by-row mapping's k dimensions and A, B read as a matrix
+		 * (a channel plane between rows); j is (image, tile of the
+		 * flattened rows) */
+		g2 = g1;
+		g2.cv = (TileConv){0};
 		g2.n_ext = (HO - 1) * wp + WO;
 		g2.ld[2] = PE * 4;
 		g2.di.off[2] = nn * PE * 4;
@@ -908,13 +1021,15 @@ bool cg_tile_conv(CG *c, const Node *n)
 	if (rl && rl->op != OP_RELU)
 		rl = NULL;
 	const Value *out = rl ? rl->out[0] : y;
-	Shape rs = {4, {M, KH, KW, C}};
+	/* the weights [M, KH, KW, C] ([M, KW, KH, C] with k packed) */
+	bool kwo = packk && !flat;
+	Shape rs = {4, {M, kwo ? KW : KH, kwo ? KH : KW, C}};
 	Tensor *rt = tensor_new(DT_F32, &rs);
 	for (int64_t m = 0; m < M; m++)
 		for (int64_t ch = 0; ch < C; ch++)
 			for (int64_t i = 0; i < KH; i++)
 				for (int64_t j = 0; j < KW; j++)
-					((float *)rt->data)[((m * KH + i) * KW + j) * C + ch] =
+					((float *)rt->data)[(kwo ? (m * KW + j) * KH + i : (m * KH + i) * KW + j) * C + ch] =
 						((const float *)src->data)[((m * C + ch) * KH + i) * KW + j];
 	if (rl) {
 		c->fused[rl->id] = true;
@@ -924,8 +1039,6 @@ bool cg_tile_conv(CG *c, const Node *n)
 		}
 	}
 	const char *wsym = cg_const_relayout(c, wv->id, rt);
-	int64_t sw = w.stride[1], Wd = (w.in[1] + sw - 1) / sw;
-	g.cv = (TileConv){true, C, w.in[0], w.in[1], w.pb[0], w.pb[1], w.stride[0], w.dil[0], w.dil[1], sw, Wd};
 	int xin = x->id;
 	if (sw > 1) {
 		/* a column stride: the input split by column phase on the vector

@@ -171,5 +171,11 @@ if [ "$(grep -c 'two sets of accumulators (even and odd j)' "$tmp/loops")" = 2 ]
    [ "$(grep -c 'one set of accumulators' "$tmp/loops")" = 1 ] &&
    [ "$(grep -c 'one set of accumulators' "$tmp/loops.os")" = 3 ]; then ok; else
 	bad "tile_accsets on npu-systolic: not two products with two sets of accumulators and one with one (all one set under OS)"; grep tiles "$tmp/loops" "$tmp/loops.os"; fi
+# npu-systolic: with fewer input channels than the array's rows, k packed
+# ((kw, kh, channel) rows, one DMA a group) where it beats tiles of C rows.
+"$GDCC" "$SRCDIR/tests/backend/conv_packed_k.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
+if [ "$(grep -c 'conv on the array: .* k packed, .*: packed$' "$tmp/loops")" = 4 ] &&
+   grep -q 'conv on the array: 9 k tiles of 3 channels at one kernel position, .* k packed, 2 tiles' "$tmp/loops"; then ok; else
+	bad "conv_packed_k on npu-systolic: not four convolutions with k packed (the first 9 -> 2 tiles)"; grep -E 'conv on' "$tmp/loops"; fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
