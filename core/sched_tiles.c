@@ -60,6 +60,12 @@ typedef struct {
 	int base[3];           /* their base address vregs */
 	TileConv cv;           /* B is a convolution's input, read in place */
 	TileSeg sg;            /* Y: flattened rows, written out row segment by row segment */
+	/* the epilogue on the array: the accumulators start from the bias
+	 * (bias: a vreg with the address of its tiles, n x n each, row r of
+	 * M tile t the bias of output row t n + r; -1: none) and the last k
+	 * chunk's tiles go out through relu (tstore.relu) */
+	int bias;
+	bool relu;
 	bool bt;               /* B stored transposed: its tiles come in as n rows of k (mma.t) */
 } TileGemm;
 
@@ -199,7 +205,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			int64_t Kc = kc * Kin, chunks = (Kout + kc - 1) / kc, panels = (Mt + bm - 1) / bm;
 			/* (packed k: a spare tile after each stream buffer takes a
 			 * group's zero fill past its end; the k row is loaded whole) */
-			int64_t need = bm * Kc + 2 * Kc + 2 * bm + (chunks > 1 ? bm : 0) + 1 + (g->cv.packk ? 2 : 0);
+			int64_t need = bm * Kc + 2 * Kc + 2 * bm + (chunks > 1 ? bm : 0) + 1 + (g->cv.packk ? 2 : 0) + (g->bias >= 0 ? 2 * bm : 0);
 			if (need > pl->spt || (g->cv.packk && chunks > 1))
 				continue;
 			if (panels * chunks > 256)
@@ -295,8 +301,10 @@ static void tile_init(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, 
 {
 	MFunc *f = c->f;
 	int n = pl->n;
+	/* (the first chunk starts from the bias tiles, staged after yin) */
 	for (int ii = 0; ii < bm; ii++)
-		sel_assign(f, acc[ii], sel_op(f, SEL_TZERO, NULL, NULL, NULL));
+		sel_assign(f, acc[ii], first && g->bias >= 0 ? sel_op(f, SEL_TLOAD, TI(yin + (bm + ii) * pl->tb), NULL, NULL)
+							     : sel_op(f, SEL_TZERO, NULL, NULL, NULL));
 	if (first)
 		return;
 	int skip = sel_new_label(f);
@@ -325,13 +333,23 @@ static void tile_mmas(CG *c, const TilePlan *pl, int from, int to, int64_t Kc, i
 }
 
 /* The accumulators out: to the staging tiles, then by DMA to Y. */
+/* The accumulators to the staging tiles (through relu: tstore.relu). */
+static void tile_stage(CG *c, const TilePlan *pl, int bm, int outbuf, bool relu, const int *acc)
+{
+	for (int ii = 0; ii < bm; ii++) {
+		BursNode *x = R(acc[ii]);
+		if (relu)
+			x = sel_op(c->f, SEL_TRELU, x, NULL, NULL);
+		sel_effect(c->f, TOP(SEL_TSTORE, TOP(SEL_ADD_I, R(outbuf), TI(ii * pl->tb)), x));
+	}
+}
+
 static void tile_out(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int outbuf, int yaddr, int cols,
-		     const int *acc)
+		     bool relu, const int *acc)
 {
 	MFunc *f = c->f;
 	int n = pl->n;
-	for (int ii = 0; ii < bm; ii++)
-		sel_effect(f, TOP(SEL_TSTORE, TOP(SEL_ADD_I, R(outbuf), TI(ii * pl->tb)), R(acc[ii])));
+	tile_stage(c, pl, bm, outbuf, relu, acc);
 	sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(cols), TI(2)), TI(g->ld[2]), TI(0)));
 	for (int ii = 0; ii < bm; ii++) {
 		int64_t rows = g->m_ext - (p0 + ii) * n < n ? g->m_ext - (p0 + ii) * n : n;
@@ -348,13 +366,12 @@ static void tile_out(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, i
  * A segment that is empty (in the dropped columns, or a row past the last)
  * moves no rows. */
 static void tile_out_seg(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int outbuf, int img, int oh, int fc,
-			 const int *acc)
+			 bool relu, const int *acc)
 {
 	MFunc *f = c->f;
 	const TileSeg *q = &g->sg;
 	int n = pl->n;
-	for (int ii = 0; ii < bm; ii++)
-		sel_effect(f, TOP(SEL_TSTORE, TOP(SEL_ADD_I, R(outbuf), TI(ii * pl->tb)), R(acc[ii])));
+	tile_stage(c, pl, bm, outbuf, relu, acc);
 	int64_t segs = (n + q->W - 2) / q->W + 1;
 	for (int64_t s = 0; s < segs && s < q->HO; s++) {
 		/* the tile's columns [a, b) are row oh + s's columns [a + fc - s W, ...) */
@@ -465,12 +482,12 @@ static void tile_ypos_copy(CG *c, const TileYPos *to, const TileYPos *from)
 
 /* The accumulators out to the tile's place; the staging buffer flips. */
 static void tile_emit_out(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int ocur, int64_t o01,
-			  const TileYPos *q, const int *acc)
+			  const TileYPos *q, bool relu, const int *acc)
 {
 	if (q->img >= 0)
-		tile_out_seg(c, g, pl, p0, bm, ocur, q->img, q->oh, q->fc, acc);
+		tile_out_seg(c, g, pl, p0, bm, ocur, q->img, q->oh, q->fc, relu, acc);
 	else
-		tile_out(c, g, pl, p0, bm, ocur, q->y, q->cols, acc);
+		tile_out(c, g, pl, p0, bm, ocur, q->y, q->cols, relu, acc);
 	sel_assign(c->f, ocur, TOP(SEL_SUB_I, TI(o01), R(ocur)));
 }
 
@@ -513,6 +530,14 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			int64_t panel = pl->rb, s0 = (panel + bm * Kc * pl->tb + pl->tb - 1) / pl->tb * pl->tb;
 			int64_t sb = (Kc + (g->cv.packk ? 1 : 0)) * pl->tb; /* a stream buffer (and its spare tile) */
 			int64_t s1 = s0 + sb, o0 = s1 + sb, o1 = o0 + bm * pl->tb, yin = o1 + bm * pl->tb;
+			bool relu = g->relu && ch == chunks - 1;
+			if (ch == 0 && g->bias >= 0) {
+				/* the panel's bias tiles, after yin (tile_init) */
+				sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(pl->rb), TI(pl->rb), TI(0)));
+				for (int ii = 0; ii < bm; ii++)
+					sel_effect(f, sel_op(f, SEL_DMA_IN, TI(yin + (bm + ii) * pl->tb),
+							     TOP(SEL_ADD_I, R(g->bias), TI((p0 + ii) * pl->tb)), TI(n)));
+			}
 			/* load the panel: A rows of tiles p0..p0+bm, k chunk */
 			int kcnt = tile_keep(c, TI(0));
 			int kv[4];
@@ -574,7 +599,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					/* the tile before the previous one, from the other set */
 					int skip2 = sel_new_label(f);
 					sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(2)), skip2);
-					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &ypp, accs[half ^ 1]);
+					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &ypp, relu, accs[half ^ 1]);
 					sel_label(f, skip2);
 				}
 				/* (two versions of the k loop: with the array's work on j - 1,
@@ -681,7 +706,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				} else {
 					int skip = sel_new_label(f);
 					sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), skip);
-					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, acc);
+					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, acc);
 					sel_label(f, skip);
 				}
 				sel_assign(f, yp.y, tile_addr(c, R(g->base[2]), g->dj, jv, g->nj, 2));
@@ -712,7 +737,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			if (pl->dbl) {
 				int skip2 = sel_new_label(f);
 				sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(2)), skip2);
-				tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &ypp, accs[(jcount % 2) ^ 1]);
+				tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &ypp, relu, accs[(jcount % 2) ^ 1]);
 				sel_label(f, skip2);
 			}
 			for (int sub = 0; sub < (pl->os ? bm : 1); sub++) {
@@ -720,7 +745,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
 				cg_loop_end(c);
 			}
-			tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, acc);
+			tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, acc);
 			/* (a later chunk reads Y back: its DMA must have landed) */
 			sel_effect(f, sel_op(f, SEL_FENCE, NULL, NULL, NULL));
 		}
@@ -738,6 +763,7 @@ static bool tile_gemm_fits(CG *c, int64_t M, int64_t N, int64_t K)
 	if (n <= 0 || M <= 0 || N <= 0 || K <= 0)
 		return false;
 	TileGemm g = {0};
+	g.bias = -1;
 	g.m_ext = M;
 	g.n_ext = N;
 	g.k_ext = K;
@@ -817,6 +843,7 @@ bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb, bool 
 	bool bt = (tb && !cbt) || tr;
 	int64_t lda = m->a_m * 4, ldb = tr ? trld : (tb ? (cbt ? m->N : m->K) : m->b_k) * 4, ldy = (b1 ? 1 : m->N) * 4;
 	TileGemm g = {0};
+	g.bias = -1;
 	g.m_ext = m->M;
 	g.n_ext = m->N;
 	g.k_ext = m->K;
@@ -921,6 +948,7 @@ bool cg_tile_conv(CG *c, const Node *n)
 		return false;
 	int64_t hp = w.in[0], wp = w.in[1]; /* the input's own size (the DMA pads) */
 	TileGemm g = {0};
+	g.bias = -1;
 	g.m_ext = M;
 	g.n_ext = WO;
 	g.k_ext = C;
@@ -936,6 +964,12 @@ bool cg_tile_conv(CG *c, const Node *n)
 	g.dk[0] = (TDim){KH, {KW * C * 4, w.dil[0] * wp * 4, 0}};
 	g.dk[1] = (TDim){KW, {C * 4, w.dil[1] * 4, 0}};
 	g.dk[2] = (TDim){(C + nn - 1) / nn, {nn * 4, nn * hp * wp * 4, 0}};
+	/* a constant bias starts the accumulators (its tiles made now; the
+	 * plan reserves their room: the vreg is set below) */
+	const Tensor *btd = b ? cg_const_data(c, b->id) : NULL;
+	if (btd && (btd->type.dtype != DT_F32 || btd->type.shape.rank != 1 || btd->type.shape.dim[0] != M))
+		btd = NULL;
+	g.bias = btd ? 0 : -1;
 	TilePlan pl = {0};
 	if (!tile_plan(c, &g, &pl))
 		return false;
@@ -1060,13 +1094,31 @@ bool cg_tile_conv(CG *c, const Node *n)
 	TileGemm *gg = flat ? &g2 : &g;
 	int64_t chunks = flat ? (g2.dk[2].count + pl2.kc - 1) / pl2.kc : 1;
 	int ybuf = flat && g2.sg.on && chunks > 1 ? cg_scratch(c, N * M * PE) : out->id;
+	if (btd) {
+		/* the bias tiles: row r of tile t all b[t n + r] (0 past M) */
+		int64_t Mt = (M + nn - 1) / nn;
+		Shape bs = {2, {Mt * nn, nn}};
+		Tensor *bt = tensor_new(DT_F32, &bs);
+		for (int64_t r = 0; r < Mt * nn; r++)
+			for (int64_t j = 0; j < nn; j++)
+				((float *)bt->data)[r * nn + j] = r < M ? ((const float *)btd->data)[r] : 0.0f;
+		gg->bias = tile_keep(c, sel_sym(f, cg_const_relayout(c, b->id, bt)));
+	}
+	/* relu on the way out, after the bias (a bias not fused keeps both
+	 * in the vector pass) */
+	gg->relu = rl && (!b || btd);
+	if (c->p->loops && (btd || gg->relu)) {
+		cg_indent(c);
+		fprintf(c->p->loops, "epilogue on the array:%s%s\n", btd ? " accumulators start from the bias" : "",
+			gg->relu ? (btd ? ", tiles out through relu (tstore.relu)" : " tiles out through relu (tstore.relu)") : "");
+	}
 	gg->base[0] = tile_keep(c, sel_sym(f, wsym));
 	gg->base[1] = tile_keep(c, R(cg_base_of(c, xin)));
 	gg->base[2] = tile_keep(c, R(cg_base_of(c, ybuf)));
 	if (gg->sg.on)
 		gg->sg.base = tile_keep(c, R(cg_base_of(c, out->id)));
 	cg_tile_gemm(c, gg, flat ? &pl2 : &pl);
-	if (b || rl) {
+	if ((b && !btd) || (rl && !gg->relu)) {
 		/* the bias (and relu), on the vector unit; the channel's bias
 		 * loaded (and broadcast) once per channel */
 		int nv = cg_loop_begin(c, 0, N, 1), mv = cg_loop_begin(c, 0, M, 1);

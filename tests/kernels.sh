@@ -177,5 +177,13 @@ if [ "$(grep -c 'two sets of accumulators (even and odd j)' "$tmp/loops")" = 2 ]
 if [ "$(grep -c 'conv on the array: .* k packed, .*: packed$' "$tmp/loops")" = 4 ] &&
    grep -q 'conv on the array: 9 k tiles of 3 channels at one kernel position, .* k packed, 2 tiles' "$tmp/loops"; then ok; else
 	bad "conv_packed_k on npu-systolic: not four convolutions with k packed (the first 9 -> 2 tiles)"; grep -E 'conv on' "$tmp/loops"; fi
+# npu-systolic: a convolution's constant bias starts the accumulators and a
+# relu after it goes out with the tiles (tstore.relu): no vector pass.
+"$GDCC" "$SRCDIR/examples/resnet_block.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" -S "$SRCDIR/examples/resnet_block.ir" -t npu-systolic -o "$tmp/rb.s" 2>"$tmp/err"
+if [ "$(grep -c 'epilogue on the array: accumulators start from the bias, tiles out through relu' "$tmp/loops")" = 1 ] &&
+   [ "$(grep -c 'epilogue on the array: accumulators start from the bias$' "$tmp/loops")" = 1 ] &&
+   grep -q 'tstore.relu' "$tmp/rb.s" && grep -q 'tload' "$tmp/rb.s"; then ok; else
+	bad "resnet_block on npu-systolic: the convolutions' bias and relu not on the array"; grep -E 'epilogue|kernel' "$tmp/loops"; fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
