@@ -35,6 +35,7 @@ typedef struct {
 	 * layer's 3); clip: some group reads the padding */
 	bool packk, clip;
 	int64_t KH, KW;
+	bool es;               /* a column stride read in place: rows gathered every sw columns (dma.estride) */
 } TileConv;
 
 /* The output rows of a convolution flattened over the input's width W
@@ -255,6 +256,18 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	return best >= 0;
 }
 
+/* Does the target's DMA gather a row's elements with a stride (a rule
+ * for dma.estride in its .md)? */
+static bool tile_has_estride(CG *c)
+{
+	BursNode n[2];
+	memset(n, 0, sizeof n);
+	n[0].form = n[1].form = -1;
+	n[0].op = SEL_REG_I;
+	n[1].op = SEL_DMA_ESTRIDE, n[1].kid[0] = &n[0];
+	return isel_cost(c->t, &n[1], -1) < BURS_INF;
+}
+
 #define TI(k) sel_consti(c->f, (k))
 #define TOP(o, a, b) sel_op(c->f, (o), (a), (b), NULL)
 
@@ -269,6 +282,19 @@ static BursNode *tmul(CG *c, BursNode *x, int64_t k)
 		return sh ? TOP(SEL_SHL_I, x, TI(sh)) : x;
 	}
 	return TOP(SEL_MUL_I, x, TI(k));
+}
+
+/* The bytes between the input's rows as the DMA reads it: the input's own
+ * (gathered rows), or its phase split's (sw phases of Wd columns). */
+static int64_t tconv_rowb(const TileConv *q)
+{
+	return q->es ? q->W * 4 : q->sw * q->Wd * 4;
+}
+
+/* The input column ow + qq of phase pp: its offset in a row, in columns. */
+static BursNode *tconv_col(CG *c, const TileConv *q, BursNode *phcol, int64_t pp)
+{
+	return q->es ? TOP(SEL_ADD_I, tmul(c, phcol, q->sw), TI(pp)) : TOP(SEL_ADD_I, phcol, TI(pp * q->Wd));
 }
 
 /* min(n, ext - idx * n): the rows or columns of a possibly partial tile */
@@ -411,19 +437,25 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 	MFunc *f = c->f;
 	const TileConv *q = &g->cv;
 	int n = pl->n;
-	int64_t rowb = q->sw * q->Wd * 4, plane = q->H * rowb;
+	int64_t rowb = tconv_rowb(q), plane = q->H * rowb;
 	int img = tile_keep(c, TOP(SEL_ADD_I, R(g->base[1]), tmul(c, R(jv[0]), q->C * plane)));
 	/* the input row of kernel row 0 */
 	int ih0 = tile_keep(c, TOP(SEL_SUB_I, tmul(c, R(jv[1]), q->sh), TI(q->pt)));
 	int ow0 = tile_keep(c, tmul(c, R(jv[2]), n));
+	/* (a gathered row: DRAM elements sw apart, set after each dmacfg) */
+	BursNode *es = q->es ? TI(q->sw * 4) : NULL;
 	if (!q->clip) {
 		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(plane), TI(0)));
-		int base = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(img), tmul(c, R(ih0), rowb)), TOP(SEL_SHL_I, R(ow0), TI(2))));
+		if (es)
+			sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, es, NULL, NULL));
+		int base = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(img), tmul(c, R(ih0), rowb)),
+					    TOP(SEL_SHL_I, q->es ? tmul(c, R(ow0), q->sw) : R(ow0), TI(2))));
 		for (int64_t kw = 0; kw < q->KW; kw++) {
 			int64_t off = kw * q->dw, pp = off % q->sw, qq = off / q->sw;
+			int64_t col = q->es ? off * 4 : (pp * q->Wd + qq) * 4;
 			for (int64_t kh = 0; kh < q->KH; kh++) {
 				int64_t r = (kw * q->KH + kh) * q->C;
-				BursNode *src = TOP(SEL_ADD_I, R(base), TI(kh * q->dh * rowb + (pp * q->Wd + qq) * 4));
+				BursNode *src = TOP(SEL_ADD_I, R(base), TI(kh * q->dh * rowb + col));
 				sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, R(buf), TI(r * pl->rb)), src, TI(q->C)));
 			}
 		}
@@ -432,13 +464,18 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 	for (int64_t kw = 0; kw < q->KW; kw++) {
 		int64_t off = kw * q->dw - q->pl, pp = ((off % q->sw) + q->sw) % q->sw, qq = (off - pp) / q->sw;
 		int64_t wv = (q->W - pp + q->sw - 1) / q->sw; /* columns of phase pp */
+		/* in phase pp's columns, the tile's first pixel reads column iw0;
+		 * those in [0, wv) exist (gathered: the same counts, in pixels) */
 		int iw0 = tile_keep(c, TOP(SEL_ADD_I, R(ow0), TI(qq)));
 		int lo = tile_keep(c, TOP(SEL_MAX_I, R(iw0), TI(0)));
 		int cnt = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_MIN_I, TOP(SEL_ADD_I, R(iw0), R(jcols)), TI(wv)), R(lo)));
 		int okc = tile_keep(c, TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1)));
 		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(plane),
 				     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
-		int colb = tile_keep(c, TOP(SEL_ADD_I, R(img), TOP(SEL_SHL_I, TOP(SEL_ADD_I, R(lo), TI(pp * q->Wd)), TI(2))));
+		if (es)
+			sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, TI(q->sw * 4), NULL, NULL));
+		/* (phase column j is input column j sw + pp) */
+		int colb = tile_keep(c, TOP(SEL_ADD_I, R(img), TOP(SEL_SHL_I, tconv_col(c, q, R(lo), pp), TI(2))));
 		for (int64_t kh = 0; kh < q->KH; kh++) {
 			int64_t r = (kw * q->KH + kh) * q->C;
 			int ih = tile_keep(c, TOP(SEL_ADD_I, R(ih0), TI(kh * q->dh)));
@@ -610,15 +647,15 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					if (pass == 1)
 						sel_label(f, first_j);
 					if (g->cv.packk) {
-						/* the k row of j by groups, then the array's work on
-						 * j - 1 (output stationary: one accumulator at a
-						 * time) */
-						tile_conv_packed(c, g, pl, jv, cur, jcols);
+						/* the array's work on j - 1 (output stationary: one
+						 * accumulator at a time), queued first, then the k
+						 * row of j by groups while the array works */
 						for (int sub = 0; pass == 0 && sub < (pl->os ? bm : 1); sub++) {
 							int kk = cg_loop_begin(c, 0, Kc * pl->tb, (int)pl->tb);
 							tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
 							cg_loop_end(c);
 						}
+						tile_conv_packed(c, g, pl, jv, cur, jcols);
 						if (pass == 0)
 							sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), k_done);
 						continue;
@@ -646,8 +683,9 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						int ihok = tile_keep(c, TOP(SEL_MIN_I, ok1, ok2));
 						BursNode *ihc = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(ihv), TI(0)), TI(q->H - 1));
 						/* the input row: image, clamped row (phase rows of Wd for a column stride) */
-						int rowbase = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(g->base[1]), tmul(c, R(jv[0]), q->C * q->H * q->sw * q->Wd * 4)),
-									       tmul(c, ihc, q->sw * q->Wd * 4)));
+						int64_t rowb = tconv_rowb(q);
+						int rowbase = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(g->base[1]), tmul(c, R(jv[0]), q->C * q->H * rowb)),
+									       tmul(c, ihc, rowb)));
 						/* kernel columns unrolled: input column ow * sw + kw * dw - pl is
 						 * column ow + qq of phase pp (a column stride reads the phases) */
 						for (int64_t kwc = 0; kwc < g->dk[1].count; kwc++) {
@@ -658,11 +696,13 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 							int cnt = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_MIN_I, TOP(SEL_ADD_I, R(iw0), R(jcols)), TI(wv)), R(lo)));
 							BursNode *ok3 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1));
 							int valid = tile_keep(c, TOP(SEL_MIN_I, R(ihok), ok3));
-							int rowv = tile_keep(c, TOP(SEL_ADD_I, R(rowbase), TOP(SEL_SHL_I, TOP(SEL_ADD_I, R(lo), TI(pp * q->Wd)), TI(2))));
-							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * q->sw * q->Wd * 4),
+							int rowv = tile_keep(c, TOP(SEL_ADD_I, R(rowbase), TOP(SEL_SHL_I, tconv_col(c, q, R(lo), pp), TI(2))));
+							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * rowb),
 									     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
+							if (q->es)
+								sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, TI(q->sw * 4), NULL, NULL));
 							kv[2] = cg_loop_begin(c, k0, k1, 1);
-							BursNode *csrc = TOP(SEL_ADD_I, R(rowv), tmul(c, R(kv[2]), n * q->H * q->sw * q->Wd * 4));
+							BursNode *csrc = TOP(SEL_ADD_I, R(rowv), tmul(c, R(kv[2]), n * q->H * rowb));
 							BursNode *cn = TOP(SEL_MIN_I, tile_extent(c, kv[2], g->k_ext, n), tmul(c, R(valid), n));
 							BursNode *csp = TOP(SEL_ADD_I, R(cur), R(kcnt));
 							sel_effect(f, sel_op(f, SEL_DMA_IN, csp, csrc, cn));
@@ -975,7 +1015,10 @@ bool cg_tile_conv(CG *c, const Node *n)
 		return false;
 	int64_t sw = w.stride[1], Wd = (w.in[1] + sw - 1) / sw;
 	bool clip = w.pb[0] || w.pb[1] || w.pe[0] || w.pe[1];
-	g.cv = (TileConv){true, C, w.in[0], w.in[1], w.pb[0], w.pb[1], w.stride[0], w.dil[0], w.dil[1], sw, Wd, false, clip, KH, KW};
+	/* (a column stride: rows gathered from the input as it is where the
+	 * target's DMA has an element stride, else from its phase split) */
+	g.cv = (TileConv){true, C, w.in[0], w.in[1], w.pb[0], w.pb[1], w.stride[0], w.dil[0], w.dil[1], sw, Wd, false, clip, KH, KW,
+			  sw > 1 && tile_has_estride(c)};
 	/* The alternative for fewer channels than the array has rows (the
 	 * first layer's 3): k packed, KW x KH x C rows in ceil(K2 / n) tiles
 	 * instead of KH KW tiles of C rows each (TileConv.packk), the k row
@@ -1074,7 +1117,7 @@ bool cg_tile_conv(CG *c, const Node *n)
 	}
 	const char *wsym = cg_const_relayout(c, wv->id, rt);
 	int xin = x->id;
-	if (sw > 1) {
+	if (sw > 1 && !g.cv.es) {
 		/* a column stride: the input split by column phase on the vector
 		 * unit, [N, C, H, sw, Wd], so that each DMA row is contiguous */
 		int64_t H = w.in[0], W = w.in[1];

@@ -21,7 +21,7 @@ enum {
 	I_VADD, I_VSUB, I_VMUL, I_VMAX, I_VMIN, I_VFMA, I_VFMAS, I_VMULS, I_VNEG, I_VABS,
 	I_VBCAST, I_VBCASTM, I_VMV, I_VLD, I_VLDM, I_VST, I_VSTM, I_VMASK, I_VCMPLT,
 	I_VCMPLE, I_VSEL, I_VREDSUM, I_VREDMAX,
-	I_DMACFG, I_MVIN, I_MVOUT, I_TZERO, I_TLOAD, I_TSTORE, I_TSTORER, I_TADD, I_TRELU,
+	I_DMACFG, I_DMAES, I_MVIN, I_MVOUT, I_TZERO, I_TLOAD, I_TSTORE, I_TSTORER, I_TADD, I_TRELU,
 	I_MMA, I_FENCE,
 	NI_OPS
 };
@@ -72,6 +72,7 @@ static const IsaEntry isa[] = {
 	{"vcmple", I_VCMPLE, "kvv", F_W0, 0},  {"vsel", I_VSEL, "vkvv", F_W0, 0},
 	{"vredsum", I_VREDSUM, "sv", F_W0, 0}, {"vredmax", I_VREDMAX, "sv", F_W0, 0},
 	{"dmacfg", I_DMACFG, "aa", 0, 0},      {"dmacfg", I_DMACFG, "aaa", 0, 0},
+	{"dmaes", I_DMAES, "a", 0, 0},
 	{"mvin", I_MVIN, "mma", 0, ENG_DMA},
 	{"mvout", I_MVOUT, "mma", 0, ENG_DMA}, {"tzero", I_TZERO, "t", 0, ENG_ACC},
 	{"tload", I_TLOAD, "tm", 0, ENG_ACC},  {"tstore", I_TSTORE, "mt", 0, ENG_ACC},
@@ -158,6 +159,7 @@ struct NpuSim {
 	const char *dataflow;
 	double clock_ghz;            /* for "seconds" only (default 1) */
 	int64_t sp_bytes, banks, acc_bytes, dma_bw, dma_lat, lanes, queue;
+	bool trace;                  /* NPUSIM_TRACE: each engine command's times on stderr */
 	int rc_index[NRC];           /* t->regclasses index of each ISA class, or -1 */
 	int nregs[NRC];
 	EntryTiming timing[NISA];
@@ -359,6 +361,7 @@ NpuSim *npusim_new(const Target *t, Diag *d)
 	ok = param_int(t, "dma_latency_cycles", 0, (int64_t)1 << 30, &s->dma_lat, d) && ok;
 	ok = param_int(t, "vector_lanes", 1, 64, &s->lanes, d) && ok;
 	ok = param_int(t, "command_queue", 1, 1 << 20, &s->queue, d) && ok;
+	s->trace = getenv("NPUSIM_TRACE") && *getenv("NPUSIM_TRACE");
 	const ParamInfo *ck = target_param(t, "clock_ghz");
 	s->clock_ghz = ck && !ck->str && ck->n == 1 && ck->values[0] > 0 ? ck->values[0] : 1.0;
 	const ParamInfo *df = target_param(t, "dataflow");
@@ -1134,6 +1137,7 @@ typedef struct {
 	int64_t *heap;               /* start times of commands not yet started */
 	int nheap;
 	int64_t row_bytes, stride;   /* dmacfg */
+	int64_t estride;             /* dmaes: DRAM bytes between a row's elements (4: contiguous) */
 	int64_t skip;                /* dmacfg: zero bytes before each scratchpad row's data */
 } Run;
 
@@ -1296,7 +1300,8 @@ static int64_t engine(Run *r, int op, int64_t issue)
 		int64_t row = sp_tile(r, eaddr(r, &in->o[op == I_MVIN ? 0 : 1]));
 		if (row < 0)
 			return issue;
-		int64_t bytes = rows * r->row_bytes, xfer = ceil_div(bytes, s->dma_bw);
+		/* (the bytes the rows span: a strided row moves its gaps too) */
+		int64_t bytes = rows * ((r->row_bytes / 4 - 1) * r->estride + 4), xfer = ceil_div(bytes, s->dma_bw);
 		int64_t start = max64(issue, r->dma_free);
 		if (op == I_MVOUT)
 			start = max64(start, rows_max(r->row_ready, row, (int)rows));
@@ -1614,6 +1619,16 @@ static int execute(Run *r, int pc)
 		}
 		r->row_bytes = rb;
 		r->stride = str;
+		r->estride = 4;
+		break;
+	}
+	case I_DMAES: {
+		int64_t es = A[d0];
+		if (es < 4 || es % 4 != 0 || es > (int64_t)1 << 30) {
+			rt_error(r, "dmaes: element stride %" PRId64 " bytes: need a multiple of 4 in 4..%" PRId64, es, (int64_t)1 << 30);
+			break;
+		}
+		r->estride = es;
 		break;
 	}
 	case I_MVIN: case I_MVOUT: {
@@ -1634,14 +1649,18 @@ static int execute(Run *r, int pc)
 				memset(rowp, 0, (size_t)n * 4);
 				continue;
 			}
-			if (!(m = mem(r, dram + (uint64_t)i * (uint64_t)r->stride, (uint64_t)r->row_bytes, !into)))
+			/* (a strided row spans (elements - 1) strides and an element) */
+			int64_t ne = r->row_bytes / 4, span = (ne - 1) * r->estride + 4;
+			if (!(m = mem(r, dram + (uint64_t)i * (uint64_t)r->stride, (uint64_t)span, !into)))
 				break;
 			if (into) {
 				memset(rowp, 0, (size_t)r->skip);
-				memcpy(rowp + r->skip, m, (size_t)r->row_bytes);
+				for (int64_t e = 0; e < ne; e++)
+					memcpy(rowp + r->skip + e * 4, m + e * r->estride, 4);
 				memset(rowp + r->skip + r->row_bytes, 0, (size_t)(n * 4 - r->skip - r->row_bytes));
 			} else {
-				memcpy(m, rowp + r->skip, (size_t)r->row_bytes);
+				for (int64_t e = 0; e < ne; e++)
+					memcpy(m + e * r->estride, rowp + r->skip + e * 4, 4);
 			}
 		}
 		break;
@@ -1751,6 +1770,9 @@ static void timing(Run *r)
 		}
 		st->st_queue_full += (double)(issue - q0);
 		int64_t start = engine(r, e->op, issue);
+		if (s->trace) /* NPUSIM_TRACE (docs/npusim.md) */
+			fprintf(stderr, "npusim: %-11s issue %lld start %lld array-free %lld\n", e->mn, (long long)issue, (long long)start,
+				(long long)r->array_free);
 		if (start > issue)
 			heap_push(r, start);
 		st->commands[e->engine] += 1;
@@ -1831,6 +1853,7 @@ bool npusim_run(NpuSim *s, const char *entry, int nbufs, void *const *bufs, cons
 	r->heap = xcalloc((size_t)s->queue + 1, sizeof *r->heap);
 	r->resident = -1;
 	r->row_bytes = r->stride = (int64_t)s->n * 4;
+	r->estride = 4;
 	r->skip = 0;
 	r->a[0] = (int64_t)s->regions[args_region].base;
 	/* the stack and frame pointers: the abi's names */

@@ -177,6 +177,10 @@ if [ "$(grep -c 'two sets of accumulators (even and odd j)' "$tmp/loops")" = 2 ]
 if [ "$(grep -c 'conv on the array: .* k packed, .*: packed$' "$tmp/loops")" = 4 ] &&
    grep -q 'conv on the array: 9 k tiles of 3 channels at one kernel position, .* k packed, 2 tiles' "$tmp/loops"; then ok; else
 	bad "conv_packed_k on npu-systolic: not four convolutions with k packed (the first 9 -> 2 tiles)"; grep -E 'conv on' "$tmp/loops"; fi
+# (the stride-2 ones gather every other column by DMA: no phase split)
+"$GDCC" -S "$SRCDIR/tests/backend/conv_packed_k.ir" -t npu-systolic -o "$tmp/cpk.s" 2>"$tmp/err"
+if grep -q 'dmaes' "$tmp/cpk.s" && ! grep -q 'column phase' "$tmp/loops"; then ok; else
+	bad "conv_packed_k on npu-systolic: stride-2 rows not gathered with dmaes"; fi
 # npu-systolic: a convolution's constant bias starts the accumulators and a
 # relu after it goes out with the tiles (tstore.relu): no vector pass.
 "$GDCC" "$SRCDIR/examples/resnet_block.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1

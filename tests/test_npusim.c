@@ -367,6 +367,47 @@ Test(npusim, mvin_partial_and_zero_fill)
 	npusim_free(s);
 }
 
+Test(npusim, dmaes_gathers_and_scatters)
+{
+	/* dmaes 8: a row of 4 elements (16 bytes) gathers every other float;
+	 * 2 rows at a DRAM stride of 4 bytes (overlapping spans: rows start
+	 * one float apart); mvout scatters every third float back; dmacfg
+	 * resets the element stride (the last mvout is contiguous). Costs: the
+	 * spanned bytes, (4 - 1) * 8 + 4 = 28 a row. */
+	const char *text = "gdcc_entry:\n"
+			   "\tld a1, [a0+0]\n\tld a2, [a0+8]\n\tli a3, #2\n\tli a4, #16\n\tli a5, #4\n"
+			   "\tdmacfg a4, a5\n\tli a7, #8\n\tdmaes a7\n\tli a6, #0\n\tmvin [a6], [a1], a3\n"
+			   "\tli a5, #64\n\tdmacfg a4, a5\n\tli a7, #12\n\tdmaes a7\n\tmvout [a2], [a6], a3\n"
+			   "\tdmacfg a4, a5\n\taddi a2, a2, #128\n\tmvout [a2], [a6], a3\n\tfence\n\tli a0, #0\n\tret\n";
+	float in[16], out[64];
+	for (int i = 0; i < 16; i++)
+		in[i] = (float)(i + 1);
+	for (int i = 0; i < 64; i++)
+		out[i] = -1.0f;
+	void *bufs[] = {in, out};
+	size_t sizes[] = {sizeof in, sizeof out};
+	NpuSim *s = load_on(npu(), text);
+	run_ok(s, 2, bufs, sizes);
+	/* row 0: in[0, 2, 4, 6], row 1: in[1, 3, 5, 7]; scattered at stride 3
+	 * floats from out[0] and out[16]; contiguous at out[32] and out[48] */
+	for (int r = 0; r < 2; r++)
+		for (int e = 0; e < 4; e++) {
+			float v = in[r + 2 * e];
+			cr_assert_float_eq(out[16 * r + 3 * e], v, 0, "scatter row %d element %d: %g", r, e, out[16 * r + 3 * e]);
+			cr_assert_float_eq(out[32 + 16 * r + e], v, 0, "contiguous row %d element %d", r, e);
+			if (e < 3)
+				cr_assert_float_eq(out[16 * r + 3 * e + 1], -1.0f, 0, "a gap written: row %d after %d", r, e);
+		}
+	/* gather 2 * 28 bytes, scatter 2 * 40 (3 strides of 12 and a float), 2 * 16 */
+	cr_assert_float_eq(npusim_traffic(s, "dram_read_bytes"), 56, 0, "%g", npusim_traffic(s, "dram_read_bytes"));
+	cr_assert_float_eq(npusim_traffic(s, "dram_write_bytes"), 80 + 32, 0, "%g", npusim_traffic(s, "dram_write_bytes"));
+	npusim_free(s);
+	/* an element stride that is not a multiple of 4 */
+	s = load_on(npu(), "gdcc_entry:\n\tli a1, #6\n\tdmaes a1\n\tli a0, #0\n\tret\n");
+	run_fails(s, 0, NULL, NULL, "dmaes: element stride 6 bytes", 3, 2);
+	npusim_free(s);
+}
+
 Test(npusim, masked_vectors_and_reductions)
 {
 	/* 5 floats only: a masked load of 5 lanes must not touch lanes 5-15
