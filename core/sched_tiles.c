@@ -36,6 +36,12 @@ typedef struct {
 	bool packk, clip;
 	int64_t KH, KW;
 	bool es;               /* a column stride read in place: rows gathered every sw columns (dma.estride) */
+	/* dense pixels (no padding): j = (image, tile of n of the HO x WO
+	 * output pixels in order), a B tile's columns several output rows'
+	 * segments, each one DMA that keeps the rest of the tile (dma.in.keep)
+	 * after a DMA of no rows zeroed it */
+	bool dense;
+	int64_t HO, WO;
 } TileConv;
 
 /* The output rows of a convolution flattened over the input's width W
@@ -160,6 +166,13 @@ static double tile_int_op(CG *c)
 	return k >= BURS_INF ? 1.0 : (double)k / 100.0;
 }
 
+/* The output rows a tile of n dense pixels can cover. */
+static int64_t tile_dense_segs(const TileGemm *g, int n)
+{
+	int64_t s = (n + g->cv.WO - 2) / g->cv.WO + 1;
+	return s < g->cv.HO ? s : g->cv.HO;
+}
+
 static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 {
 	const Target *t = c->t;
@@ -217,10 +230,16 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			 * 24 for a convolution's gathered B tile) */
 			/* (packed k: 4 instructions a (kw, kh) group, 10 where the
 			 * padding is clipped, and 10 a kernel column) */
-			double bload = g->cv.packk ? (double)(g->cv.KW * g->cv.KH) * (g->cv.clip ? 10.0 : 4.0) * op +
-							     (double)g->cv.KW * (g->cv.clip ? 10.0 : 0.0) * op
-						   : (double)Kc * (g->cv.on ? 24.0 : 10.0) * op;
-			double load = (double)(bm * Kc) * fmax(tdma, 10.0 * op) + fmax((double)Kc * tdma, bload),
+			/* (dense pixels: 8 a k tile and 26 a segment, as npusim runs
+			 * them) */
+			int64_t dsegs = g->cv.dense ? tile_dense_segs(g, n) : 0;
+			double bload = g->cv.packk  ? (double)(g->cv.KW * g->cv.KH) * (g->cv.clip ? 10.0 : 4.0) * op +
+							      (double)g->cv.KW * (g->cv.clip ? 10.0 : 0.0) * op
+				       : g->cv.dense ? (double)Kc * (8.0 + 26.0 * (double)dsegs) * op
+						     : (double)Kc * (g->cv.on ? 24.0 : 10.0) * op;
+			/* (one j and one chunk: the B row loads once, not per panel) */
+			double bfirst = fmax((double)Kc * tdma, bload) / (Jt == 1 && chunks == 1 ? (double)panels : 1.0);
+			double load = (double)(bm * Kc) * fmax(tdma, 10.0 * op) + bfirst,
 			       compute = (double)(Jt * Kc * bm * n);
 			if (pl->os) /* each accumulator switch drains the array and refills it */
 				compute += (double)(Jt * bm * (3 * n - 2));
@@ -242,6 +261,11 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			 * 1 x 1 conv at 16 x 16, 267 instructions); this says 348. */
 			double ctrl = 1.3 * (double)Jt * (bload + op * ((double)Kc * 3.0 * bm + 30.0 * bm + 60.0));
 			double busy = fmax(compute, fmax(stream, ctrl));
+			/* (output stationary: the first accumulator's pass at each j
+			 * also issues the j's loads, so a B row that takes the core
+			 * longer than that pass holds the array up) */
+			if (pl->os && Jt > 1)
+				busy += fmax(0.0, 1.3 * (double)Jt * bload - (double)(Jt * Kc * n));
 			double est = (double)(panels * chunks) * (load + busy + pl->lat + 3.0 * n);
 			if (best < 0 || est < best) {
 				best = est;
@@ -254,6 +278,17 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	}
 	pl->est = best;
 	return best >= 0;
+}
+
+/* Does the target's DMA write a tile in parts (a rule for dma.in.keep)? */
+static bool tile_has_keep(CG *c)
+{
+	BursNode n[4];
+	memset(n, 0, sizeof n);
+	for (int i = 0; i < 4; i++)
+		n[i].form = -1, n[i].op = SEL_REG_I;
+	n[3].op = SEL_DMA_IN_KEEP, n[3].kid[0] = &n[0], n[3].kid[1] = &n[1], n[3].kid[2] = &n[2];
+	return isel_cost(c->t, &n[3], -1) < BURS_INF;
 }
 
 /* Does the target's DMA gather a row's elements with a stride (a rule
@@ -489,6 +524,49 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 	}
 }
 
+/* A dense-pixel convolution's B tile k (kv: kernel row, kernel column,
+ * channel tile) for the j tile whose first pixel is column fc of output
+ * row oh (jcols pixels) into the buffer at buf + kofs: zeroed by a DMA of
+ * no rows (rows past the channels meet A's zero columns: stale values
+ * there could be infinities, and 0 x inf is NaN), then each output row's
+ * segment of the tile, ccols channel rows
+ * one plane apart, one dma.in.keep at the segment's first column (every
+ * sw-th input column gathered with dma.estride for a stride).  No padding:
+ * every pixel's window is inside the image. */
+static void tile_conv_dense(CG *c, const TileGemm *g, const TilePlan *pl, const int *jv, const int *kv, int buf, int kofs,
+			    int jcols, int oh, int fc)
+{
+	MFunc *f = c->f;
+	const TileConv *q = &g->cv;
+	int n = pl->n;
+	int64_t rowb = q->W * 4, plane = q->H * rowb;
+	int sp = tile_keep(c, TOP(SEL_ADD_I, R(buf), R(kofs)));
+	sel_effect(f, sel_op(f, SEL_DMA_IN, R(sp), R(g->base[1]), TI(0)));
+	int ccols = tile_keep(c, tile_extent(c, kv[2], g->k_ext, n));
+	/* the k tile's and the image's part of the address, and the tile's
+	 * first row's first input pixel */
+	BursNode *kb = TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(g->base[1]), tmul(c, R(jv[0]), q->C * plane)),
+			   TOP(SEL_ADD_I, tmul(c, R(kv[0]), q->dh * rowb), TOP(SEL_ADD_I, tmul(c, R(kv[1]), q->dw * 4), tmul(c, R(kv[2]), n * plane))));
+	int base = tile_keep(c, TOP(SEL_ADD_I, kb, tmul(c, R(oh), q->sh * rowb)));
+	int64_t segs = tile_dense_segs(g, n);
+	for (int64_t s = 0; s < segs; s++) {
+		/* the tile's columns [a, b) are row oh + s's pixels from a + fc - s WO */
+		int av = tile_keep(c, s ? TOP(SEL_SUB_I, TI(s * q->WO), R(fc)) : TI(0));
+		BursNode *b = TOP(SEL_MIN_I, R(jcols), TOP(SEL_SUB_I, TI((s + 1) * q->WO), R(fc)));
+		int len = tile_keep(c, TOP(SEL_SUB_I, b, R(av)));
+		int ok = tile_keep(c, TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(len), TI(0)), TI(1)));
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(len), TI(1)), TI(2)), TI(plane),
+				     TOP(SEL_SHL_I, TOP(SEL_MIN_I, R(av), TI(n - 1)), TI(2))));
+		if (q->sw > 1)
+			sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, TI(q->sw * 4), NULL, NULL));
+		/* its first pixel: column fc (the first row) or 0, of row oh + s */
+		BursNode *src = TOP(SEL_ADD_I, R(base), TI(s * q->sh * rowb));
+		if (!s)
+			src = TOP(SEL_ADD_I, src, tmul(c, R(fc), q->sw * 4));
+		sel_effect(f, sel_op(f, SEL_DMA_IN_KEEP, R(sp), src, TOP(SEL_MIN_I, R(ccols), tmul(c, R(ok), n))));
+	}
+}
+
 /* Where a computed tile goes (vregs): its Y address and columns, and for
  * TileSeg its image's output, first row and column. */
 typedef struct {
@@ -540,9 +618,11 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 {
 	MFunc *f = c->f;
 	int n = pl->n, tcls = target_class_for(c->t, SORT_T);
-	int64_t Mt = (g->m_ext + n - 1) / n, Kin = 1, Kout = g->dk[g->nk - 1].count;
+	int64_t Mt = (g->m_ext + n - 1) / n, Kin = 1, Kout = g->dk[g->nk - 1].count, Jt = 1;
 	for (int i = 0; i < g->nk - 1; i++)
 		Kin *= g->dk[i].count;
+	for (int i = 0; i < g->nj; i++)
+		Jt *= g->dj[i].count;
 	int64_t chunks = (Kout + pl->kc - 1) / pl->kc;
 	if (c->p->loops) {
 		cg_indent(c);
@@ -591,6 +671,9 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			for (int i = g->nk - 1; i >= 0; i--)
 				cg_loop_end(c);
 			/* stream B's k-rows over j, computing on the previous one */
+			/* (one j and one chunk: every panel multiplies the same B row,
+			 * loaded by the first panel's only j into s0 and kept) */
+			bool breuse = p0 > 0 && chunks == 1 && Jt == 1;
 			int cur = tile_keep(c, TI(s0)), prev = tile_keep(c, TI(s1));
 			int ocur = tile_keep(c, TI(o0));
 			int jn = tile_keep(c, TI(0));
@@ -609,7 +692,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				sel_assign(f, accs[1][ii], sel_op(f, SEL_TZERO, NULL, NULL, NULL));
 			int jv[4] = {0};
 			for (int i = 0; i < g->nj; i++) {
-				if (seg && i == g->nj - 1) {
+				if ((seg || g->cv.dense) && i == g->nj - 1) {
 					soh = tile_keep(c, TI(0));
 					sfc = tile_keep(c, TI(0));
 				}
@@ -646,6 +729,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				for (int pass = 0; pass < 2; pass++) {
 					if (pass == 1)
 						sel_label(f, first_j);
+					if (pass == 1 && breuse)
+						continue; /* (B's one k row is in cur from the last panel) */
 					if (g->cv.packk) {
 						/* the array's work on j - 1 (output stationary: one
 						 * accumulator at a time), queued first, then the k
@@ -670,6 +755,16 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					BursNode *src = NULL, *nrows = NULL;
 					if (!loads) {
 						tile_k_loops(c, g, kv, 0, k0, k1);
+					} else if (g->cv.dense) {
+						/* dense pixels: each k tile zeroed, then one DMA per
+						 * output-row segment of the j tile's pixels */
+						tile_k_loops(c, g, kv, 0, k0, k1);
+						tile_conv_dense(c, g, pl, jv, kv, cur, kcnt, jcols, soh, sfc);
+						if (pass == 0)
+							tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, prev, kcnt, acc);
+						sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
+						for (int i = g->nk - 1; i >= 0; i--)
+							cg_loop_end(c);
 					} else if (g->cv.on) {
 						/* a convolution's B tile: channels ci0.. of input row ih at
 						 * columns iw0.., clipped to the image; the DMA zero-fills
@@ -751,13 +846,15 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				}
 				sel_assign(f, yp.y, tile_addr(c, R(g->base[2]), g->dj, jv, g->nj, 2));
 				sel_assign(f, yp.cols, R(jcols));
-				if (seg) {
+				if (seg || g->cv.dense) {
 					/* this tile's place for its output; then the next tile's: n
-					 * columns on, wrapping rows of W */
-					sel_assign(f, yp.img, TOP(SEL_ADD_I, R(g->sg.base), tmul(c, R(jv[0]), g->sg.image)));
-					sel_assign(f, yp.oh, R(soh));
-					sel_assign(f, yp.fc, R(sfc));
-					int64_t W = g->sg.W;
+					 * columns on, wrapping rows of W (dense pixels: WO) */
+					if (seg) {
+						sel_assign(f, yp.img, TOP(SEL_ADD_I, R(g->sg.base), tmul(c, R(jv[0]), g->sg.image)));
+						sel_assign(f, yp.oh, R(soh));
+						sel_assign(f, yp.fc, R(sfc));
+					}
+					int64_t W = seg ? g->sg.W : g->cv.WO;
 					sel_assign(f, sfc, TOP(SEL_ADD_I, R(sfc), TI(n % W)));
 					int wrap = tile_keep(c, TOP(SEL_MIN_I, TOP(SEL_MAX_I, TOP(SEL_SUB_I, R(sfc), TI(W - 1)), TI(0)), TI(1)));
 					sel_assign(f, sfc, TOP(SEL_SUB_I, R(sfc), tmul(c, R(wrap), W)));
@@ -1018,7 +1115,7 @@ bool cg_tile_conv(CG *c, const Node *n)
 	/* (a column stride: rows gathered from the input as it is where the
 	 * target's DMA has an element stride, else from its phase split) */
 	g.cv = (TileConv){true, C, w.in[0], w.in[1], w.pb[0], w.pb[1], w.stride[0], w.dil[0], w.dil[1], sw, Wd, false, clip, KH, KW,
-			  sw > 1 && tile_has_estride(c)};
+			  sw > 1 && tile_has_estride(c), false, HO, WO};
 	/* The alternative for fewer channels than the array has rows (the
 	 * first layer's 3): k packed, KW x KH x C rows in ceil(K2 / n) tiles
 	 * instead of KH KW tiles of C rows each (TileConv.packk), the k row
@@ -1043,6 +1140,34 @@ bool cg_tile_conv(CG *c, const Node *n)
 		if (packk) {
 			g = g3;
 			pl = pl3;
+		}
+	}
+	/* The alternative without padding where the target's DMA can fill a
+	 * tile in parts (a rule for dma.in.keep; dma.estride for a column
+	 * stride): dense pixels, a j tile n of the HO x WO output pixels in
+	 * order, its B tile built from one DMA per output row it covers
+	 * (TileConv.dense), so that a small map fills the array's columns
+	 * (CB5a_2's 5 x 5: 25 of 32) and Y's tiles are its own rows. */
+	bool dense = false;
+	TileGemm g4 = {0};
+	TilePlan pl4 = {0};
+	if (!clip && !packk && WO < nn && tile_has_keep(c) && (sw == 1 || g.cv.es)) {
+		g4 = g1;
+		g4.cv.dense = true;
+		g4.n_ext = P;
+		g4.nj = 2;
+		g4.dj[0] = (TDim){N, {0, 0, M * P * 4}};
+		g4.dj[1] = (TDim){(P + nn - 1) / nn, {0, 0, nn * 4}};
+		dense = tile_plan(c, &g4, &pl4) && pl4.est < pl.est;
+		if (c->p->loops) {
+			cg_indent(c);
+			fprintf(c->p->loops, "conv on the array: output rows one by one, estimated %.0f cycles; dense pixels (%lld x %lld "
+					     "in tiles of %d), %.0f: %s\n",
+				pl.est, (long long)HO, (long long)WO, nn, pl4.est, dense ? "dense pixels" : "row by row");
+		}
+		if (dense) {
+			g = g4;
+			pl = pl4;
 		}
 	}
 	/* The alternative for stride 1 without padding: the output rows
@@ -1085,9 +1210,10 @@ bool cg_tile_conv(CG *c, const Node *n)
 		}
 		if (c->p->loops) {
 			cg_indent(c);
-			fprintf(c->p->loops, "conv on the array: output rows one by one, estimated %.0f cycles; rows flattened over the "
+			fprintf(c->p->loops, "conv on the array: %s, estimated %.0f cycles; rows flattened over the "
 					     "input's width, %.0f + %.0f (its output by row segments): %s\n",
-				pl.est, pl2.est, segcost, flat ? "flattened" : "row by row");
+				dense ? "dense pixels" : packk ? "k packed" : "output rows one by one", pl.est, pl2.est, segcost,
+				flat ? "flattened" : dense ? "dense pixels" : packk ? "k packed" : "row by row");
 		}
 	}
 	/* a relu right after folds into the bias pass.  (A batchnorm after the

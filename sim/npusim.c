@@ -35,6 +35,7 @@ enum { ENG_NONE, ENG_DMA, ENG_ARRAY, ENG_ACC };
 #define F_R0 2   /* ... and read as well (tied) */
 #define F_MOVE 4 /* a register move: the regclass's move template */
 #define F_BT 8   /* mma.t: the B tile is read transposed (rows n, columns k) */
+#define F_KEEP 16 /* mvin.k: only the rows' bytes are written, the rest of the tile kept */
 
 typedef struct {
 	const char *mn;
@@ -73,7 +74,7 @@ static const IsaEntry isa[] = {
 	{"vredsum", I_VREDSUM, "sv", F_W0, 0}, {"vredmax", I_VREDMAX, "sv", F_W0, 0},
 	{"dmacfg", I_DMACFG, "aa", 0, 0},      {"dmacfg", I_DMACFG, "aaa", 0, 0},
 	{"dmaes", I_DMAES, "a", 0, 0},
-	{"mvin", I_MVIN, "mma", 0, ENG_DMA},
+	{"mvin", I_MVIN, "mma", 0, ENG_DMA},   {"mvin.k", I_MVIN, "mma", F_KEEP, ENG_DMA},
 	{"mvout", I_MVOUT, "mma", 0, ENG_DMA}, {"tzero", I_TZERO, "t", 0, ENG_ACC},
 	{"tload", I_TLOAD, "tm", 0, ENG_ACC},  {"tstore", I_TSTORE, "mt", 0, ENG_ACC},
 	{"tstore.relu", I_TSTORER, "mt", 0, ENG_ACC}, {"tadd", I_TADD, "tt", 0, ENG_ACC},
@@ -1307,7 +1308,13 @@ static int64_t engine(Run *r, int op, int64_t issue)
 			start = max64(start, rows_max(r->row_ready, row, (int)rows));
 		r->dma_free = start + xfer;
 		int64_t land = start + s->dma_lat + xfer;
-		if (op == I_MVIN) {
+		if (op == I_MVIN && (isa[in->entry].flags & F_KEEP)) {
+			/* mvin.k: its rows only (the rest keep their data and times) */
+			land = max64(land, rows_max(r->row_read, row, (int)rows));
+			rows_max_set(r->row_ready, row, (int)rows, land);
+			st->dram_rd += (double)bytes;
+			st->sp_wr += (double)(rows * r->row_bytes);
+		} else if (op == I_MVIN) {
 			land = max64(land, rows_max(r->row_read, row, n)); /* WAR: readers first */
 			rows_set(r->row_ready, row, n, land);
 			st->dram_rd += (double)bytes;
@@ -1643,7 +1650,8 @@ static int execute(Run *r, int pc)
 			break;
 		uint64_t dram = eaddr(r, &o[into ? 1 : 0]);
 		uint8_t *t = s->sp + row * n * 4;
-		for (int64_t i = 0; i < (into ? n : rows) && !r->failed; i++) {
+		bool keep = (isa[in->entry].flags & F_KEEP) != 0;
+		for (int64_t i = 0; i < (into && !keep ? n : rows) && !r->failed; i++) {
 			uint8_t *rowp = t + i * n * 4;
 			if (into && i >= rows) {
 				memset(rowp, 0, (size_t)n * 4);
@@ -1654,10 +1662,12 @@ static int execute(Run *r, int pc)
 			if (!(m = mem(r, dram + (uint64_t)i * (uint64_t)r->stride, (uint64_t)span, !into)))
 				break;
 			if (into) {
-				memset(rowp, 0, (size_t)r->skip);
+				if (!keep)
+					memset(rowp, 0, (size_t)r->skip);
 				for (int64_t e = 0; e < ne; e++)
 					memcpy(rowp + r->skip + e * 4, m + e * r->estride, 4);
-				memset(rowp + r->skip + r->row_bytes, 0, (size_t)(n * 4 - r->skip - r->row_bytes));
+				if (!keep)
+					memset(rowp + r->skip + r->row_bytes, 0, (size_t)(n * 4 - r->skip - r->row_bytes));
 			} else {
 				for (int64_t e = 0; e < ne; e++)
 					memcpy(m + e * r->estride, rowp + r->skip + e * 4, 4);

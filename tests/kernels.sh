@@ -151,17 +151,17 @@ for tr in "x86-avx512 masked vector" "x86-avx2 scalar loop"; do
 		bad "$1 report: remainder not '$want' or GEMM rows not the .md's gemm_mr ($mr)"; grep -E '"vector"|"gemm"' "$tmp/g.json"; fi
 done
 # npu-systolic: the cost model flattens a small map's output rows when that
-# beats tiles along single rows (the first three convs: the 1x1 one writes
-# its flattened rows as they are, the others by row segments), and not where
-# the rows fill the tiles as they are (the fourth); the first conv's k is
+# beats the other mappings (the first three convs: the 1x1 one writes its
+# flattened rows as they are, the others by row segments), and not where the
+# rows fill the tiles as they are (the fourth); the first conv's k is
 # chunked.
 "$GDCC" "$SRCDIR/tests/backend/conv_flat_rows.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
 if [ "$(grep -c 'conv on the array:.*: flattened$' "$tmp/loops")" = 3 ] &&
    [ "$(grep -c 'flattened over the input.s width, [0-9]* + [1-9][0-9]* (its output by row segments): flattened$' "$tmp/loops")" = 2 ] &&
    grep -q 'flattened over the input.s width, [0-9]* + 0 (its output by row segments): flattened$' "$tmp/loops" &&
-   [ "$(grep -c 'conv on the array:.*: row by row$' "$tmp/loops")" = 1 ] &&
+   [ "$(grep -c 'rows flattened over .*: \(row by row\|k packed\|dense pixels\)$' "$tmp/loops")" = 1 ] &&
    grep -q 'k in 2 chunk(s)' "$tmp/loops"; then ok; else
-	bad "conv_flat_rows on npu-systolic: not three flattened (one without segments), one row-by-row conv and a chunked k"; grep -E 'conv on|tiles' "$tmp/loops"; fi
+	bad "conv_flat_rows on npu-systolic: not three flattened (one without segments), one conv not flattened and a chunked k"; grep -E 'conv on|tiles' "$tmp/loops"; fi
 # npu-systolic: two sets of accumulators (even and odd j) where the slots
 # hold both and the j tiles alternate strictly (weight stationary); one set
 # where a product has one j tile, and under output stationary.
@@ -189,5 +189,14 @@ if [ "$(grep -c 'epilogue on the array: accumulators start from the bias, tiles 
    [ "$(grep -c 'epilogue on the array: accumulators start from the bias$' "$tmp/loops")" = 1 ] &&
    grep -q 'tstore.relu' "$tmp/rb.s" && grep -q 'tload' "$tmp/rb.s"; then ok; else
 	bad "resnet_block on npu-systolic: the convolutions' bias and relu not on the array"; grep -E 'epilogue|kernel' "$tmp/loops"; fi
+# npu-systolic: small maps without padding in dense pixels where that beats
+# rows one by one (not where flattening the rows is cheaper), B tiles built
+# by mvin.k.
+"$GDCC" "$SRCDIR/tests/backend/conv_dense.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" -S "$SRCDIR/tests/backend/conv_dense.ir" -t npu-systolic -o "$tmp/cd.s" 2>"$tmp/err"
+if [ "$(grep -c 'conv on the array: output rows one by one, .* dense pixels .*: dense pixels$' "$tmp/loops")" = 3 ] &&
+   [ "$(grep -c 'conv on the array: dense pixels, .*: flattened$' "$tmp/loops")" = 1 ] &&
+   grep -q 'mvin.k' "$tmp/cd.s" && grep -q 'dmaes' "$tmp/cd.s"; then ok; else
+	bad "conv_dense on npu-systolic: not two convolutions in dense pixels and one flattened"; grep 'conv on' "$tmp/loops"; fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
