@@ -408,6 +408,36 @@ Test(npusim, dmaes_gathers_and_scatters)
 	npusim_free(s);
 }
 
+Test(npusim, mvin_k_keeps_the_rest)
+{
+	/* mvin of 0 rows zeroes the tile; mvin.k writes 2 rows of 2 floats at
+	 * skip 8 bytes, then 1 row at skip 0: the rest stays as it was */
+	const char *text = "gdcc_entry:\n"
+			   "\tld a1, [a0+0]\n\tld a2, [a0+8]\n\tli a6, #0\n\tli a3, #0\n\tmvin [a6], [a1], a3\n"
+			   "\tli a4, #8\n\tli a5, #8\n\tdmacfg a4, a5, a5\n\tli a3, #2\n\tmvin.k [a6], [a1], a3\n"
+			   "\tli a7, #0\n\tdmacfg a4, a5, a7\n\tli a3, #1\n\taddi a1, a1, #32\n\tmvin.k [a6], [a1], a3\n"
+			   "\tli a4, #64\n\tdmacfg a4, a4\n\tli a3, #16\n\tmvout [a2], [a6], a3\n\tfence\n\tli a0, #0\n\tret\n";
+	float in[16], out[256];
+	for (int i = 0; i < 16; i++)
+		in[i] = (float)(i + 1);
+	for (int i = 0; i < 256; i++)
+		out[i] = -1.0f;
+	void *bufs[] = {in, out};
+	size_t sizes[] = {sizeof in, sizeof out};
+	NpuSim *s = load_on(npu(), text);
+	run_ok(s, 2, bufs, sizes);
+	for (int r = 0; r < 16; r++)
+		for (int c = 0; c < 16; c++) {
+			float e = 0.0f;
+			if (r < 2 && (c == 2 || c == 3))
+				e = in[r * 2 + c - 2];
+			if (r == 0 && c < 2)
+				e = in[8 + c];
+			cr_assert_float_eq(out[r * 16 + c], e, 0, "tile[%d][%d] = %g, want %g", r, c, out[r * 16 + c], e);
+		}
+	npusim_free(s);
+}
+
 Test(npusim, masked_vectors_and_reductions)
 {
 	/* 5 floats only: a masked load of 5 lanes must not touch lanes 5-15
