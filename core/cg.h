@@ -196,6 +196,7 @@ bool cg_gather(CG *c, const Node *n);
 
 /* kern_conv.c */
 int cg_scratch(CG *c, int64_t numel);
+int cg_scratch2(CG *c, int64_t numel);
 bool cg_conv(CG *c, const Node *n);
 /* The register block of a convolution: mb output channels x rb output rows
  * x nv vectors along a row, chosen over the machine's figures (from the

@@ -607,7 +607,7 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 	p->naliased = plan->naliased;
 	/* values, one scratch buffer per node, then the output slots of
 	 * outputs that are inputs or constants */
-	int nbuf = g->nvalues + g->nnodes + g->noutputs;
+	int nbuf = g->nvalues + 2 * g->nnodes + g->noutputs; /* (values, scratch, output slots, second scratch) */
 	c.buf = xcalloc((size_t)nbuf, sizeof *c.buf);
 	c.fused = xcalloc((size_t)g->nnodes + 1, sizeof *c.fused);
 	c.base = xmalloc((size_t)nbuf * sizeof *c.base);
@@ -724,10 +724,19 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 		if (n->op == OP_CONSTANT || c.fused[n->id])
 			continue;
 		int gid = n->group;
+		const Node **tail = NULL;
+		int ntail = 0;
 		if (gid >= 0 && gstart[gid + 1] - gstart[gid] > 1) {
 			int m = gstart[gid + 1] - gstart[gid];
 			if (lower_group(&c, gat + gstart[gid], m, i))
 				continue;
+			/* a contraction on a matrix engine: its kernel, then the
+			 * rest of its group (what the engine did not take: a
+			 * residual add and relu) as one elementwise kernel */
+			if (gat[gstart[gid]] == n && cg_uses_tiles(&c, n)) {
+				tail = gat + gstart[gid] + 1;
+				ntail = m - 1;
+			}
 		}
 		if (plan->alias[n->out[0]->id] != n->out[0]->id) {
 			p->no_kernel[n->id] = "view: shares its operand's storage";
@@ -740,6 +749,17 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 		if (!lower_node(&c, n))
 			c.ok = false;
 		p->nkernels++;
+		/* (the engine's kernel may have taken the group's next node: a
+		 * relu on the way out) */
+		while (ntail > 0 && c.fused[tail[0]->id])
+			tail++, ntail--;
+		if (c.ok && ntail > 1) {
+			int pos = i + 1;
+			while (pos < g->nnodes && g->nodes[pos] != tail[0])
+				pos++;
+			if (lower_group(&c, tail, ntail, pos))
+				c.fused[tail[0]->id] = true; /* (computed: the loop skips it) */
+		}
 	}
 	if (split) {
 		/* the last kernel's function ends; what follows is the entry's */

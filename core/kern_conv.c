@@ -13,6 +13,17 @@ int cg_scratch(CG *c, int64_t numel)
 	return id;
 }
 
+/* A second scratch buffer for this node, as cg_scratch (a kernel that needs
+ * two at once). */
+int cg_scratch2(CG *c, int64_t numel)
+{
+	const Graph *g = c->p->g;
+	int id = g->nvalues + g->nnodes + g->noutputs + c->node->id;
+	c->buf[id] = (Buf){BUF_WS, 0, NULL, cg_extra_alloc(c, numel * 4, c->pos), numel, 4};
+	c->base[id] = -1;
+	return id;
+}
+
 /* x padded by (pb, pe) on each spatial axis with `fill`, in a scratch
  * buffer; returns it (or x itself when there is nothing to pad) and the
  * padded spatial sizes. */

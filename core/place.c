@@ -74,6 +74,10 @@ static Graph *segment_graph(const Graph *g, int first, int last, int k, const in
 		for (int j = 0; j < n->nout; j++)
 			names[j] = n->out[j]->name;
 		Node *c = graph_add_node(s, n->op, in, n->nin, names, n->nout, n->loc);
+		/* (its fusion group: a segment runs the target stages only, and
+		 * its kernels are the groups pass_fuse made, or what of one lies
+		 * in the segment) */
+		c->group = n->group;
 		for (int j = 0; j < n->nattrs; j++)
 			node_copy_attr(c, &n->attrs[j], n->attrs[j].loc);
 		for (int j = 0; j < n->nout; j++)

@@ -1067,6 +1067,159 @@ bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb, bool 
  * stride reads the input split by column phase): the weights are reordered
  * at compile time to [M, kh, kw, C], so that a k tile is n channels of one
  * kernel position, rows one channel plane apart. */
+/* ---- convolution mappings ------------------------------------------------------
+ * The row-by-row mapping of a convolution with window w on an input [N, C,
+ * w.in] (the DMA clips its padding): j = (image, output row, tile of an
+ * output row's columns), k = (kernel row, kernel column, tile of channels);
+ * the weights [M, KH, KW, C]. */
+static void conv_rows_gemm(const ConvWindow *w, int64_t N, int64_t C, int64_t M, int nn, TileGemm *g)
+{
+	int64_t KH = w->k[0], KW = w->k[1], HO = w->out[0], WO = w->out[1], P = HO * WO, K2 = KH * KW * C;
+	int64_t hp = w->in[0], wp = w->in[1];
+	*g = (TileGemm){0};
+	g->bias = -1;
+	g->m_ext = M;
+	g->n_ext = WO;
+	g->k_ext = C;
+	g->ld[0] = K2 * 4;
+	g->ld[1] = hp * wp * 4;
+	g->ld[2] = P * 4;
+	g->di = (TDim){(M + nn - 1) / nn, {nn * K2 * 4, 0, nn * P * 4}};
+	g->nj = 3;
+	g->dj[0] = (TDim){N, {0, C * hp * wp * 4, M * P * 4}};
+	g->dj[1] = (TDim){HO, {0, w->stride[0] * wp * 4, WO * 4}};
+	g->dj[2] = (TDim){(WO + nn - 1) / nn, {0, nn * 4, nn * 4}};
+	g->nk = 3;
+	g->dk[0] = (TDim){KH, {KW * C * 4, w->dil[0] * wp * 4, 0}};
+	g->dk[1] = (TDim){KW, {C * 4, w->dil[1] * 4, 0}};
+	g->dk[2] = (TDim){(C + nn - 1) / nn, {nn * 4, nn * hp * wp * 4, 0}};
+}
+
+/* How B's tiles come from the input for window w (es: a column stride read
+ * in place, by dma.estride). */
+static TileConv conv_gather(const ConvWindow *w, int64_t C, bool es)
+{
+	int64_t sw = w->stride[1], Wd = (w->in[1] + sw - 1) / sw;
+	bool clip = w->pb[0] || w->pb[1] || w->pe[0] || w->pe[1];
+	return (TileConv){true, C, w->in[0], w->in[1], w->pb[0], w->pb[1], w->stride[0], w->dil[0], w->dil[1], sw, Wd, false, clip,
+			  w->k[0], w->k[1], es, false, w->out[0], w->out[1]};
+}
+
+/* Dense pixels from the row-by-row mapping g1 (no padding): j = (image,
+ * tile of n of the output's pixels in order). */
+static TileGemm conv_dense_gemm(const TileGemm *g1, int64_t N, int64_t M, int nn)
+{
+	TileGemm g = *g1;
+	int64_t P = g1->cv.HO * g1->cv.WO;
+	g.cv.dense = true;
+	g.n_ext = P;
+	g.nj = 2;
+	g.dj[0] = (TDim){N, {0, 0, M * P * 4}};
+	g.dj[1] = (TDim){(P + nn - 1) / nn, {0, 0, nn * 4}};
+	return g;
+}
+
+/* Flattened rows from the row-by-row mapping g1 (stride 1, no padding;
+ * see below): j = (image, tile of the flattened rows), A and B read as a
+ * matrix, Y [N, M, HO W] with its rows written out by segments where W is
+ * wider than the output. */
+static TileGemm conv_flat_gemm(const TileGemm *g1, const ConvWindow *w, int64_t M, int nn)
+{
+	TileGemm g = *g1;
+	int64_t HO = w->out[0], WO = w->out[1], wp = w->in[1], PE = HO * wp;
+	g.cv = (TileConv){0};
+	g.n_ext = (HO - 1) * wp + WO;
+	g.ld[2] = PE * 4;
+	g.di.off[2] = nn * PE * 4;
+	g.nj = 2;
+	g.dj[0].off[2] = M * PE * 4;
+	g.dj[1] = (TDim){(g.n_ext + nn - 1) / nn, {0, nn * 4, nn * 4}};
+	if (wp != WO)
+		g.sg = (TileSeg){true, wp, WO, HO, HO * WO * 4, M * HO * WO * 4, -1};
+	return g;
+}
+
+/* The control core's price of the flattened rows' segments (about 10
+ * instructions a segment and a command per accumulator tile, each at the
+ * .md's cost of an integer add). */
+static double conv_seg_cost(CG *c, const TileGemm *g2, const TilePlan *pl2, const ConvWindow *w, int64_t N, int64_t M, int nn)
+{
+	int64_t wp = w->in[1];
+	int64_t segs = wp == w->out[1] ? 0 : (nn + wp - 2) / wp + 1, Mt = (M + nn - 1) / nn;
+	int64_t panels = (Mt + pl2->bm - 1) / pl2->bm;
+	return (double)(N * g2->dj[1].count * panels * segs * (10 + pl2->bm)) * tile_int_op(c);
+}
+
+/* A convolution's input into a copy with its zeros in place, by DMA
+ * through the scratchpad: `planes` planes of H x W at vreg src into planes
+ * of Hp x Wp at vreg dst, each plane's data at row pt, column pl.  A
+ * plane's rows land in a tile after pl zeros (dmacfg's skip) and the
+ * tile's other columns and rows are zero, so one mvout of its first H + pe
+ * + pt rows (pe = Hp - pt - H) writes the plane's rows with their left and
+ * right zeros, its bottom padding and the next plane's top padding (the
+ * first plane's top: a tile of no rows, first; the last plane's mvout
+ * stops at its bottom padding).  Eight tiles in turn, so that the
+ * transfers' latency overlaps.  Needs Wp <= n and Hp <= n
+ * (tile_pad_fits). */
+enum { PADCOPY_TILES = 8 };
+
+static bool tile_pad_fits(int n, int64_t Hp, int64_t Wp)
+{
+	return Hp <= n && Wp <= n;
+}
+
+/* The DMA's cycles for it (the control core issues about 10
+ * instructions a plane beside them). */
+static double tile_pad_cost(CG *c, int64_t planes, int64_t H, int64_t W, int64_t Hp, int64_t Wp)
+{
+	double bw, lat;
+	if (!tparam(c, "dma_bytes_per_cycle", &bw) || !tparam(c, "dma_latency_cycles", &lat) || bw <= 0)
+		return -1;
+	double per = ceil((double)(H * W * 4) / bw) + ceil((double)(Hp * Wp * 4) / bw);
+	return (double)planes * fmax(per, 10.0 * tile_int_op(c)) + lat;
+}
+
+static void tile_pad_copy(CG *c, int n, int64_t planes, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t Hp, int64_t Wp,
+			  int src, int dst)
+{
+	MFunc *f = c->f;
+	int64_t tb = (int64_t)n * 4 * n, pe = Hp - pt - H;
+	int64_t full = (planes - 1) / PADCOPY_TILES; /* groups before the one with the last plane */
+	if (c->p->loops) {
+		cg_indent(c);
+		fprintf(c->p->loops, "padded copy by DMA: %lld planes of %lld x %lld into %lld x %lld, %d tiles in turn\n",
+			(long long)planes, (long long)H, (long long)W, (long long)Hp, (long long)Wp, PADCOPY_TILES);
+	}
+	if (pt > 0) {
+		/* the first plane's top padding: rows of a tile of no rows */
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(Wp * 4), TI(Wp * 4), TI(0)));
+		sel_effect(f, sel_op(f, SEL_DMA_IN, TI(0), R(src), TI(0)));
+		sel_effect(f, sel_op(f, SEL_DMA_OUT, TI(0), R(dst), TI(pt)));
+	}
+	for (int tail = 0; tail < 2; tail++) {
+		int64_t cnt = tail ? planes - full * PADCOPY_TILES : PADCOPY_TILES;
+		if (!tail && full == 0)
+			continue;
+		int gv = tail ? -1 : cg_loop_begin(c, 0, full, 1);
+		/* the group's first plane */
+		BursNode *p0 = tail ? TI(full * PADCOPY_TILES) : tmul(c, R(gv), PADCOPY_TILES);
+		int pv = tile_keep(c, p0);
+		int s = tile_keep(c, TOP(SEL_ADD_I, R(src), tmul(c, R(pv), H * W * 4)));
+		int d = tile_keep(c, TOP(SEL_ADD_I, R(dst), tmul(c, R(pv), Hp * Wp * 4)));
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(W * 4), TI(W * 4), TI(pl * 4)));
+		for (int64_t u = 0; u < cnt; u++)
+			sel_effect(f, sel_op(f, SEL_DMA_IN, TI(u * tb), TOP(SEL_ADD_I, R(s), TI(u * H * W * 4)), TI(H)));
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(Wp * 4), TI(Wp * 4), TI(0)));
+		for (int64_t u = 0; u < cnt; u++) {
+			bool last = tail && u == cnt - 1;
+			sel_effect(f, sel_op(f, SEL_DMA_OUT, TI(u * tb), TOP(SEL_ADD_I, R(d), TI((u * Hp + pt) * Wp * 4)),
+					     TI(H + pe + (last ? 0 : pt))));
+		}
+		if (!tail)
+			cg_loop_end(c);
+	}
+}
+
 bool cg_tile_conv(CG *c, const Node *n)
 {
 	MFunc *f = c->f;
@@ -1083,24 +1236,8 @@ bool cg_tile_conv(CG *c, const Node *n)
 	int nn = tile_side(c);
 	if (nn <= 0 || N <= 0 || M <= 0 || C <= 0 || P <= 0)
 		return false;
-	int64_t hp = w.in[0], wp = w.in[1]; /* the input's own size (the DMA pads) */
-	TileGemm g = {0};
-	g.bias = -1;
-	g.m_ext = M;
-	g.n_ext = WO;
-	g.k_ext = C;
-	g.ld[0] = K2 * 4;
-	g.ld[1] = hp * wp * 4;
-	g.ld[2] = P * 4;
-	g.di = (TDim){(M + nn - 1) / nn, {nn * K2 * 4, 0, nn * P * 4}};
-	g.nj = 3;
-	g.dj[0] = (TDim){N, {0, C * hp * wp * 4, M * P * 4}};
-	g.dj[1] = (TDim){HO, {0, w.stride[0] * wp * 4, WO * 4}};
-	g.dj[2] = (TDim){(WO + nn - 1) / nn, {0, nn * 4, nn * 4}};
-	g.nk = 3;
-	g.dk[0] = (TDim){KH, {KW * C * 4, w.dil[0] * wp * 4, 0}};
-	g.dk[1] = (TDim){KW, {C * 4, w.dil[1] * 4, 0}};
-	g.dk[2] = (TDim){(C + nn - 1) / nn, {nn * 4, nn * hp * wp * 4, 0}};
+	TileGemm g;
+	conv_rows_gemm(&w, N, C, M, nn, &g);
 	/* a constant bias starts the accumulators (its tiles made now; the
 	 * plan reserves their room: the vreg is set below) */
 	const Tensor *btd = b ? cg_const_data(c, b->id) : NULL;
@@ -1114,8 +1251,7 @@ bool cg_tile_conv(CG *c, const Node *n)
 	bool clip = w.pb[0] || w.pb[1] || w.pe[0] || w.pe[1];
 	/* (a column stride: rows gathered from the input as it is where the
 	 * target's DMA has an element stride, else from its phase split) */
-	g.cv = (TileConv){true, C, w.in[0], w.in[1], w.pb[0], w.pb[1], w.stride[0], w.dil[0], w.dil[1], sw, Wd, false, clip, KH, KW,
-			  sw > 1 && tile_has_estride(c), false, HO, WO};
+	g.cv = conv_gather(&w, C, sw > 1 && tile_has_estride(c));
 	/* The alternative for fewer channels than the array has rows (the
 	 * first layer's 3): k packed, KW x KH x C rows in ceil(K2 / n) tiles
 	 * instead of KH KW tiles of C rows each (TileConv.packk), the k row
@@ -1152,12 +1288,7 @@ bool cg_tile_conv(CG *c, const Node *n)
 	TileGemm g4 = {0};
 	TilePlan pl4 = {0};
 	if (!clip && !packk && WO < nn && tile_has_keep(c) && (sw == 1 || g.cv.es)) {
-		g4 = g1;
-		g4.cv.dense = true;
-		g4.n_ext = P;
-		g4.nj = 2;
-		g4.dj[0] = (TDim){N, {0, 0, M * P * 4}};
-		g4.dj[1] = (TDim){(P + nn - 1) / nn, {0, 0, nn * 4}};
+		g4 = conv_dense_gemm(&g1, N, M, nn);
 		dense = tile_plan(c, &g4, &pl4) && pl4.est < pl.est;
 		if (c->p->loops) {
 			cg_indent(c);
@@ -1192,20 +1323,9 @@ bool cg_tile_conv(CG *c, const Node *n)
 		/* the row-by-row mapping's k dimensions and A, B read as a matrix
 		 * (a channel plane between rows); j is (image, tile of the
 		 * flattened rows) */
-		g2 = g1;
-		g2.cv = (TileConv){0};
-		g2.n_ext = (HO - 1) * wp + WO;
-		g2.ld[2] = PE * 4;
-		g2.di.off[2] = nn * PE * 4;
-		g2.nj = 2;
-		g2.dj[0].off[2] = M * PE * 4;
-		g2.dj[1] = (TDim){(g2.n_ext + nn - 1) / nn, {0, nn * 4, nn * 4}};
-		if (wp != WO)
-			g2.sg = (TileSeg){true, wp, WO, HO, P * 4, M * P * 4, -1};
+		g2 = conv_flat_gemm(&g1, &w, M, nn);
 		if (tile_plan(c, &g2, &pl2)) {
-			int64_t segs = wp == WO ? 0 : (nn + wp - 2) / wp + 1, Mt = (M + nn - 1) / nn;
-			int64_t panels = (Mt + pl2.bm - 1) / pl2.bm;
-			segcost = (double)(N * g2.dj[1].count * panels * segs * (10 + pl2.bm)) * tile_int_op(c);
+			segcost = conv_seg_cost(c, &g2, &pl2, &w, N, M, nn);
 			flat = pl2.est + segcost < pl.est;
 		}
 		if (c->p->loops) {
@@ -1214,6 +1334,46 @@ bool cg_tile_conv(CG *c, const Node *n)
 					     "input's width, %.0f + %.0f (its output by row segments): %s\n",
 				dense ? "dense pixels" : packk ? "k packed" : "output rows one by one", pl.est, pl2.est, segcost,
 				flat ? "flattened" : dense ? "dense pixels" : packk ? "k packed" : "row by row");
+		}
+	}
+	/* With padding and stride 1, the flattened rows over a copy of the
+	 * input with its zeros in place ([N, C, H + pads, W + pads] in the
+	 * workspace, made by DMA through the scratchpad where a padded plane
+	 * fits a tile: tile_pad_copy): a small padded map (ResNet's 7 x 7
+	 * stage fills 7 of an array's 16 columns a row) pays the copy for full
+	 * columns.  The copy is priced by its transfers.  (Dense pixels over
+	 * the copy are not offered: at 16 B a cycle npusim runs their
+	 * segments' DMA and control above tile_plan's estimate, ResNet's 14 x
+	 * 14 -> 7 x 7 stride 2 12 % slower than row by row.) */
+	bool padcopy = false;
+	ConvWindow wz = w;
+	for (int j = 0; j < 2; j++) {
+		wz.in[j] = w.in[j] + w.pb[j] + w.pe[j];
+		wz.pb[j] = wz.pe[j] = 0;
+	}
+	if (clip && !packk && w.stride[0] == 1 && sw == 1 && HO > 1 && tile_pad_fits(nn, wz.in[0], wz.in[1])) {
+		double cur = flat ? pl2.est + segcost : pl.est;
+		double copy = tile_pad_cost(c, N * C, w.in[0], w.in[1], wz.in[0], wz.in[1]);
+		TileGemm gz, gzf;
+		TilePlan pzf = {0};
+		conv_rows_gemm(&wz, N, C, M, nn, &gz);
+		gz.bias = g1.bias;
+		gzf = conv_flat_gemm(&gz, &wz, M, nn);
+		if (copy >= 0 && tile_plan(c, &gzf, &pzf)) {
+			double segz = conv_seg_cost(c, &gzf, &pzf, &wz, N, M, nn);
+			padcopy = pzf.est + segz + copy < cur;
+			if (c->p->loops) {
+				cg_indent(c);
+				fprintf(c->p->loops, "conv on the array: %s, estimated %.0f cycles; flattened over a padded copy (%lld x %lld), "
+						     "%.0f + %.0f + %.0f (the copy): %s\n",
+					flat ? "flattened" : dense ? "dense pixels" : "output rows one by one", cur, (long long)wz.in[0],
+					(long long)wz.in[1], pzf.est, segz, copy, padcopy ? "padded copy" : "not copied");
+			}
+			if (padcopy) {
+				flat = true, dense = false;
+				g2 = gzf, pl2 = pzf, segcost = segz;
+				PE = HO * wz.in[1];
+			}
 		}
 	}
 	/* a relu right after folds into the bias pass.  (A batchnorm after the
@@ -1243,7 +1403,12 @@ bool cg_tile_conv(CG *c, const Node *n)
 	}
 	const char *wsym = cg_const_relayout(c, wv->id, rt);
 	int xin = x->id;
-	if (sw > 1 && !g.cv.es) {
+	if (padcopy) {
+		/* the input with its zeros in place */
+		xin = cg_scratch2(c, N * C * wz.in[0] * wz.in[1]);
+		tile_pad_copy(c, nn, N * C, w.in[0], w.in[1], w.pb[0], w.pb[1], wz.in[0], wz.in[1], cg_base_of(c, x->id),
+			      cg_base_of(c, xin));
+	} else if (sw > 1 && !g.cv.es) {
 		/* a column stride: the input split by column phase on the vector
 		 * unit, [N, C, H, sw, Wd], so that each DMA row is contiguous */
 		int64_t H = w.in[0], W = w.in[1];

@@ -189,6 +189,11 @@ if [ "$(grep -c 'epilogue on the array: accumulators start from the bias, tiles 
    [ "$(grep -c 'epilogue on the array: accumulators start from the bias$' "$tmp/loops")" = 1 ] &&
    grep -q 'tstore.relu' "$tmp/rb.s" && grep -q 'tload' "$tmp/rb.s"; then ok; else
 	bad "resnet_block on npu-systolic: the convolutions' bias and relu not on the array"; grep -E 'epilogue|kernel' "$tmp/loops"; fi
+# npu-systolic: the rest of a convolution's fusion group that the array
+# does not take (the residual add and the relu after it) is one vector pass,
+# not one per node (a segment keeps pass_fuse's groups).
+if grep -q '^kernel [0-9]*: y = add, relu (fusion group)$' "$tmp/loops" && ! grep -q '^kernel [0-9]*: s = add$' "$tmp/loops"; then ok; else
+	bad "resnet_block on npu-systolic: the residual add and relu not one kernel after the conv"; grep '^kernel' "$tmp/loops"; fi
 # npu-systolic: small maps without padding in dense pixels where that beats
 # rows one by one (not where flattening the rows is cheaper), B tiles built
 # by mvin.k.
@@ -198,5 +203,14 @@ if [ "$(grep -c 'conv on the array: output rows one by one, .* dense pixels .*: 
    [ "$(grep -c 'conv on the array: dense pixels, .*: flattened$' "$tmp/loops")" = 1 ] &&
    grep -q 'mvin.k' "$tmp/cd.s" && grep -q 'dmaes' "$tmp/cd.s"; then ok; else
 	bad "conv_dense on npu-systolic: not two convolutions in dense pixels and one flattened"; grep 'conv on' "$tmp/loops"; fi
+# npu-systolic: a small padded map flattened over a copy of its input with
+# the zeros in place, made by DMA through the scratchpad; a large one
+# (resnet_block's 56 x 56) not copied.
+"$GDCC" "$SRCDIR/tests/backend/conv_pad_copy.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" "$SRCDIR/examples/resnet_block.ir" -t npu-systolic --emit=loops >"$tmp/rbloops" 2>&1
+if [ "$(grep -c 'conv on the array: output rows one by one, .* flattened over a padded copy .*: padded copy$' "$tmp/loops")" = 2 ] &&
+   grep -q "padded copy by DMA: 64 planes of 7 x 7" "$tmp/loops" && grep -q "padded copy by DMA: 62 planes of 6 x 5" "$tmp/loops" &&
+   ! grep -q "padded copy" "$tmp/rbloops"; then ok; else
+	bad "conv_pad_copy on npu-systolic: not two padded copies by DMA, or resnet_block's copied"; grep -E 'conv on|padded' "$tmp/loops" "$tmp/rbloops"; fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
