@@ -84,6 +84,10 @@ typedef struct {
 	bool bt;               /* B tiles transposed (mma.t) */
 	int bm;                /* accumulator tiles per panel */
 	bool dbl;              /* two sets of bm accumulators, for even and odd j */
+	/* B resident: the k chunk outside the panels, each j's k row loaded
+	 * by the chunk's first panel into a region of its own and kept for
+	 * the others (B read once, not once a panel) */
+	bool bres;
 	int64_t kc;            /* outer k indices per chunk */
 	double est;            /* estimated cycles */
 } TilePlan;
@@ -198,6 +202,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	pl->bt = g->bt;
 	pl->bm = 0;
 	pl->kc = 0;
+	pl->bres = false;
 	pl->banks = (int)banks;
 	pl->rb = (int64_t)n * 4;
 	pl->tb = pl->rb * n;
@@ -215,15 +220,21 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 		return false;
 	double tdma = (double)pl->tb / pl->bw, best = -1, op = tile_int_op(c);
 	for (int bm = 1; bm <= slots && bm <= Mt && bm <= 64; bm++) {
-		for (int64_t kc = Kout; kc >= 1; kc--) {
+		/* (per bm, the largest k chunk that fits, with B streamed and
+		 * with B resident: smaller chunks of the same bm only cost more) */
+		bool rcond = !g->cv.on && !g->bt && !pl->os && (Mt + bm - 1) / bm > 1;
+		bool done[2] = {false, !rcond};
+		for (int64_t kc = Kout; kc >= 1 && !(done[0] && done[1]); kc--) {
 			int64_t Kc = kc * Kin, chunks = (Kout + kc - 1) / kc, panels = (Mt + bm - 1) / bm;
+			if (panels * chunks > 256)
+				break;
 			/* (packed k: a spare tile after each stream buffer takes a
 			 * group's zero fill past its end; the k row is loaded whole) */
 			int64_t need = bm * Kc + 2 * Kc + 2 * bm + (chunks > 1 ? bm : 0) + 1 + (g->cv.packk ? 2 : 0) + (g->bias >= 0 ? 2 * bm : 0);
-			if (need > pl->spt || (g->cv.packk && chunks > 1))
+			int64_t rneed = bm * Kc + Jt * Kc + 2 * bm + (chunks > 1 ? bm : 0) + 1 + (g->bias >= 0 ? 2 * bm : 0);
+			bool fit0 = !done[0] && need <= pl->spt && !(g->cv.packk && chunks > 1), fit1 = !done[1] && rneed <= pl->spt;
+			if (!fit0 && !fit1)
 				continue;
-			if (panels * chunks > 256)
-				break;
 			/* the panel and the first j's B row load while the array
 			 * idles: each tile a DMA, and the control core's instructions
 			 * that issue it (about 10 for a tile of A or of a matrix's B,
@@ -267,13 +278,39 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			if (pl->os && Jt > 1)
 				busy += fmax(0.0, 1.3 * (double)Jt * bload - (double)(Jt * Kc * n));
 			double est = (double)(panels * chunks) * (load + busy + pl->lat + 3.0 * n);
-			if (best < 0 || est < best) {
-				best = est;
-				pl->bm = bm;
-				pl->kc = kc;
-				pl->dbl = dbl;
+			if (fit0) {
+				done[0] = true;
+				if (best < 0 || est < best) {
+					best = est;
+					pl->bm = bm;
+					pl->kc = kc;
+					pl->dbl = dbl;
+					pl->bres = false;
+				}
 			}
-			break; /* (smaller chunks of the same bm only cost more) */
+			/* B resident (a matrix B, weight stationary, several
+			 * panels; one set of accumulators): the panel's A and every
+			 * j's k row in the scratchpad, B's loads (and the first
+			 * row's wait) once a chunk instead of once a panel.  (A
+			 * second panel loading while the array works on this one
+			 * was tried: the core then waits on the DMA's command queue
+			 * (16) with the array's next commands behind the loads, and
+			 * nothing overlaps.) */
+			if (fit1) {
+				done[1] = true;
+				double rcompute = (double)(Jt * Kc * bm * n) + (double)Jt * (double)(3 * n + bm * n);
+				double rstream = (double)(Jt * Kc) * tdma / (double)panels + (double)(Jt * bm * (chunks > 1 ? 2 : 1)) * tdma;
+				double rload = (double)(bm * Kc) * fmax(tdma, 10.0 * op) + fmax((double)Kc * tdma, bload) / (double)panels;
+				double rctrl = 1.3 * (double)Jt * (bload / (double)panels + op * ((double)Kc * 3.0 * bm + 30.0 * bm + 60.0));
+				double rest = (double)(panels * chunks) * (rload + fmax(rcompute, fmax(rstream, rctrl)) + pl->lat + 3.0 * n);
+				if (best < 0 || rest < best) {
+					best = rest;
+					pl->bm = bm;
+					pl->kc = kc;
+					pl->dbl = false;
+					pl->bres = true;
+				}
+			}
 		}
 	}
 	pl->est = best;
@@ -614,6 +651,30 @@ static void tile_k_loops(CG *c, const TileGemm *g, int *kv, int from, int64_t k0
 		kv[i] = i == g->nk - 1 ? cg_loop_begin(c, k0, k1, 1) : cg_loop_begin(c, 0, g->dk[i].count, 1);
 }
 
+/* The panel of A for rows of tiles p0..p0+bm and k tiles k0..k1 of the
+ * innermost k dimension (Kc tiles in all) into the scratchpad at `panel`,
+ * row tile ii's k tiles from panel + ii Kc tiles. */
+static void tile_load_panel(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int64_t k0, int64_t k1, int64_t Kc,
+			    int64_t panel)
+{
+	MFunc *f = c->f;
+	int n = pl->n;
+	int kcnt = tile_keep(c, TI(0));
+	int kv[4];
+	tile_k_loops(c, g, kv, 0, k0, k1);
+	int kcols = tile_keep(c, tile_extent(c, kv[g->nk - 1], g->k_ext, n));
+	sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(kcols), TI(2)), TI(g->ld[0]), TI(0)));
+	int arow = tile_keep(c, tile_addr(c, R(g->base[0]), g->dk, kv, g->nk, 0));
+	for (int ii = 0; ii < bm; ii++) {
+		int64_t rows = g->m_ext - (p0 + ii) * n < n ? g->m_ext - (p0 + ii) * n : n;
+		BursNode *sp = TOP(SEL_ADD_I, TI(panel + ii * Kc * pl->tb), R(kcnt));
+		sel_effect(f, sel_op(f, SEL_DMA_IN, sp, TOP(SEL_ADD_I, R(arow), TI((p0 + ii) * g->di.off[0])), TI(rows)));
+	}
+	sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
+	for (int i = g->nk - 1; i >= 0; i--)
+		cg_loop_end(c);
+}
+
 static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 {
 	MFunc *f = c->f;
@@ -627,8 +688,10 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 	if (c->p->loops) {
 		cg_indent(c);
 		fprintf(c->p->loops, "tiles %dx%d: panels of %d row tiles x %lld k tiles in the scratchpad, k in %lld chunk(s), "
-				     "B streamed by double-buffered DMA, %s; estimated %.0f cycles\n",
+				     "%s, %s; estimated %.0f cycles\n",
 			n, n, pl->bm, (long long)(pl->kc * Kin), (long long)chunks,
+			pl->bres ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others)"
+				 : "B streamed by double-buffered DMA",
 			pl->dbl ? "two sets of accumulators (even and odd j)" : "one set of accumulators", pl->est);
 	}
 	/* (two sets of accumulators: the body of an even j of the innermost j
@@ -639,14 +702,21 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 	for (int h = 0; h < (pl->dbl ? 2 : 1); h++)
 		for (int i = 0; i < pl->bm; i++)
 			accs[h][i] = mfunc_vreg(f, tcls);
-	for (int64_t p0 = 0; p0 < Mt; p0 += pl->bm) {
+	/* (panels outside the k chunks; B resident: the chunks outside, so
+	 * that the chunk's first panel loads B for the others) */
+	int64_t npanels = (Mt + pl->bm - 1) / pl->bm;
+	for (int64_t step = 0; step < npanels * chunks; step++) {
+		int64_t p0 = (pl->bres ? step % npanels : step / chunks) * pl->bm, ch = pl->bres ? step / npanels : step % chunks;
 		int bm = (int)(Mt - p0 < pl->bm ? Mt - p0 : pl->bm);
-		for (int64_t ch = 0; ch < chunks; ch++) {
+		{
 			int64_t k0 = ch * pl->kc, k1 = k0 + pl->kc < Kout ? k0 + pl->kc : Kout, Kc = (k1 - k0) * Kin;
 			/* the scratchpad: the panel one row off the banks of the rest */
-			int64_t panel = pl->rb, s0 = (panel + bm * Kc * pl->tb + pl->tb - 1) / pl->tb * pl->tb;
+			/* (B resident: where the chunk's first panel put B, whatever
+			 * this panel's rows) */
+			int64_t panel = pl->rb, s0 = (panel + (pl->bres ? pl->bm : bm) * Kc * pl->tb + pl->tb - 1) / pl->tb * pl->tb;
 			int64_t sb = (Kc + (g->cv.packk ? 1 : 0)) * pl->tb; /* a stream buffer (and its spare tile) */
-			int64_t s1 = s0 + sb, o0 = s1 + sb, o1 = o0 + bm * pl->tb, yin = o1 + bm * pl->tb;
+			/* (B resident: every j's k row a region of its own, from s0) */
+			int64_t s1 = s0 + sb, o0 = pl->bres ? s0 + Jt * sb : s1 + sb, o1 = o0 + bm * pl->tb, yin = o1 + bm * pl->tb;
 			bool relu = g->relu && ch == chunks - 1;
 			if (ch == 0 && g->bias >= 0) {
 				/* the panel's bias tiles, after yin (tile_init) */
@@ -658,22 +728,11 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			/* load the panel: A rows of tiles p0..p0+bm, k chunk */
 			int kcnt = tile_keep(c, TI(0));
 			int kv[4];
-			tile_k_loops(c, g, kv, 0, k0, k1);
-			int kcols = tile_keep(c, tile_extent(c, kv[g->nk - 1], g->k_ext, n));
-			sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(kcols), TI(2)), TI(g->ld[0]), TI(0)));
-			int arow = tile_keep(c, tile_addr(c, R(g->base[0]), g->dk, kv, g->nk, 0));
-			for (int ii = 0; ii < bm; ii++) {
-				int64_t rows = g->m_ext - (p0 + ii) * n < n ? g->m_ext - (p0 + ii) * n : n;
-				BursNode *sp = TOP(SEL_ADD_I, TI(panel + ii * Kc * pl->tb), R(kcnt));
-				sel_effect(f, sel_op(f, SEL_DMA_IN, sp, TOP(SEL_ADD_I, R(arow), TI((p0 + ii) * g->di.off[0])), TI(rows)));
-			}
-			sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
-			for (int i = g->nk - 1; i >= 0; i--)
-				cg_loop_end(c);
+			tile_load_panel(c, g, pl, p0, bm, k0, k1, Kc, panel);
 			/* stream B's k-rows over j, computing on the previous one */
 			/* (one j and one chunk: every panel multiplies the same B row,
 			 * loaded by the first panel's only j into s0 and kept) */
-			bool breuse = p0 > 0 && chunks == 1 && Jt == 1;
+			bool breuse = p0 > 0 && ((chunks == 1 && Jt == 1) || pl->bres);
 			int cur = tile_keep(c, TI(s0)), prev = tile_keep(c, TI(s1));
 			int ocur = tile_keep(c, TI(o0));
 			int jn = tile_keep(c, TI(0));
@@ -730,7 +789,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					if (pass == 1)
 						sel_label(f, first_j);
 					if (pass == 1 && breuse)
-						continue; /* (B's one k row is in cur from the last panel) */
+						continue; /* (B's rows are in from the chunk's first panel) */
 					if (g->cv.packk) {
 						/* the array's work on j - 1 (output stationary: one
 						 * accumulator at a time), queued first, then the k
@@ -822,7 +881,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					}
 					if (loads && g->cv.on)
 						continue; /* (loads and the array's work done above) */
-					if (loads) {
+					if (loads && !breuse) { /* (B resident: a later panel's rows are in) */
 						BursNode *sp = TOP(SEL_ADD_I, R(cur), R(kcnt));
 						sel_effect(f, sel_op(f, SEL_DMA_IN, sp, src, nrows));
 					}
@@ -861,7 +920,10 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					sel_assign(f, soh, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(soh), R(wrap)), TI(n / W)));
 				}
 				sel_assign(f, prev, R(cur));
-				sel_assign(f, cur, TOP(SEL_SUB_I, TI(s0 + s1), R(cur)));
+				if (pl->bres)
+					sel_assign(f, cur, TOP(SEL_ADD_I, R(cur), TI(sb)));
+				else
+					sel_assign(f, cur, TOP(SEL_SUB_I, TI(s0 + s1), R(cur)));
 				sel_assign(f, jn, TOP(SEL_ADD_I, R(jn), TI(1)));
 			}
 			if (jodd_skip >= 0)
@@ -883,8 +945,11 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				cg_loop_end(c);
 			}
 			tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, acc);
-			/* (a later chunk reads Y back: its DMA must have landed) */
-			sel_effect(f, sel_op(f, SEL_FENCE, NULL, NULL, NULL));
+			/* (a later chunk reads Y back: its DMA must have landed; B
+			 * resident: the panels of a chunk write apart, a fence after
+			 * the chunk's last one) */
+			if (!pl->bres || p0 + pl->bm >= Mt)
+				sel_effect(f, sel_op(f, SEL_FENCE, NULL, NULL, NULL));
 		}
 	}
 }
@@ -1252,6 +1317,10 @@ bool cg_tile_conv(CG *c, const Node *n)
 	/* (a column stride: rows gathered from the input as it is where the
 	 * target's DMA has an element stride, else from its phase split) */
 	g.cv = conv_gather(&w, C, sw > 1 && tile_has_estride(c));
+	/* (planned before its gather was set: B resident takes a matrix B
+	 * only) */
+	if (pl.bres && !tile_plan(c, &g, &pl))
+		return false;
 	/* The alternative for fewer channels than the array has rows (the
 	 * first layer's 3): k packed, KW x KH x C rows in ceil(K2 / n) tiles
 	 * instead of KH KW tiles of C rows each (TileConv.packk), the k row

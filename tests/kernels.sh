@@ -212,5 +212,13 @@ if [ "$(grep -c 'conv on the array: output rows one by one, .* flattened over a 
    grep -q "padded copy by DMA: 64 planes of 7 x 7" "$tmp/loops" && grep -q "padded copy by DMA: 62 planes of 6 x 5" "$tmp/loops" &&
    ! grep -q "padded copy" "$tmp/rbloops"; then ok; else
 	bad "conv_pad_copy on npu-systolic: not two padded copies by DMA, or resnet_block's copied"; grep -E 'conv on|padded' "$tmp/loops" "$tmp/rbloops"; fi
+# npu-systolic: B resident where several panels share a matrix B (a
+# matmul, a flattened conv), and not for a gathered B (resnet_block's
+# convolutions row by row).
+"$GDCC" "$SRCDIR/tests/backend/tile_bresident.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
+if [ "$(grep -c 'tiles 16x16: .* k in [2-9] chunk(s), B resident ' "$tmp/loops")" = 2 ] &&
+   grep -q 'panels of 2 row tiles x 36 k tiles in the scratchpad, k in 4 chunk(s), B resident' "$tmp/loops" &&
+   ! grep -q 'B resident' "$tmp/rbloops"; then ok; else
+	bad "tile_bresident on npu-systolic: not two B-resident schedules in several k chunks"; grep -E 'tiles 16' "$tmp/loops" "$tmp/rbloops"; fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
