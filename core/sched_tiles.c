@@ -230,8 +230,11 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 				break;
 			/* (packed k: a spare tile after each stream buffer takes a
 			 * group's zero fill past its end; the k row is loaded whole) */
-			int64_t need = bm * Kc + 2 * Kc + 2 * bm + (chunks > 1 ? bm : 0) + 1 + (g->cv.packk ? 2 : 0) + (g->bias >= 0 ? 2 * bm : 0);
-			int64_t rneed = bm * Kc + Jt * Kc + 2 * bm + (chunks > 1 ? bm : 0) + 1 + (g->bias >= 0 ? 2 * bm : 0);
+			/* (a later chunk's partial sums: two buffers of bm tiles, the
+			 * second past the bias tiles) */
+			int64_t yb = chunks > 1 ? 3 * bm : g->bias >= 0 ? 2 * bm : 0;
+			int64_t need = bm * Kc + 2 * Kc + 2 * bm + yb + 1 + (g->cv.packk ? 2 : 0);
+			int64_t rneed = bm * Kc + Jt * Kc + 2 * bm + yb + 1;
 			bool fit0 = !done[0] && need <= pl->spt && !(g->cv.packk && chunks > 1), fit1 = !done[1] && rneed <= pl->spt;
 			if (!fit0 && !fit1)
 				continue;
@@ -394,12 +397,28 @@ static int tile_keep(CG *c, BursNode *v)
 /* The accumulators before a j: zeros, or (a later k chunk) what the
  * earlier chunks wrote to Y, unless jn < 1 (no j yet: skipped; jn -1:
  * always). */
-static void tile_init(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, bool first, int64_t yin, int jn,
-		      int yaddr, int cols, const int *acc)
+/* The earlier chunks' partial sums of the tile at yaddr (cols columns) into
+ * the scratchpad at vreg buf, bm tiles: fetched a j ahead of their tload. */
+static void tile_fetch_partial(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int buf, int yaddr, int cols)
 {
 	MFunc *f = c->f;
 	int n = pl->n;
-	/* (the first chunk starts from the bias tiles, staged after yin) */
+	sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(cols), TI(2)), TI(g->ld[2]), TI(0)));
+	for (int ii = 0; ii < bm; ii++) {
+		int64_t rows = g->m_ext - (p0 + ii) * n < n ? g->m_ext - (p0 + ii) * n : n;
+		sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, R(buf), TI(ii * pl->tb)),
+				     TOP(SEL_ADD_I, R(yaddr), TI((p0 + ii) * g->di.off[2])), TI(rows)));
+	}
+}
+
+/* The accumulators' start for the tile at yp (the previous j's): the bias
+ * tiles (the first chunk, staged after yin) or zero; a later chunk's adds
+ * the partial sums that tile_fetch_partial put at vreg ybuf (none before
+ * the first j: jn < 1). */
+static void tile_init(CG *c, const TileGemm *g, const TilePlan *pl, int bm, bool first, int64_t yin, int jn, int ybuf,
+		      const int *acc)
+{
+	MFunc *f = c->f;
 	for (int ii = 0; ii < bm; ii++)
 		sel_assign(f, acc[ii], first && g->bias >= 0 ? sel_op(f, SEL_TLOAD, TI(yin + (bm + ii) * pl->tb), NULL, NULL)
 							     : sel_op(f, SEL_TZERO, NULL, NULL, NULL));
@@ -408,13 +427,8 @@ static void tile_init(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, 
 	int skip = sel_new_label(f);
 	if (jn >= 0)
 		sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), skip);
-	sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(cols), TI(2)), TI(g->ld[2]), TI(0)));
-	for (int ii = 0; ii < bm; ii++) {
-		int64_t rows = g->m_ext - (p0 + ii) * n < n ? g->m_ext - (p0 + ii) * n : n;
-		sel_effect(f, sel_op(f, SEL_DMA_IN, TI(yin + ii * pl->tb), TOP(SEL_ADD_I, R(yaddr), TI((p0 + ii) * g->di.off[2])),
-				     TI(rows)));
-		sel_assign(f, acc[ii], sel_op(f, SEL_TLOAD, TI(yin + ii * pl->tb), NULL, NULL));
-	}
+	for (int ii = 0; ii < bm; ii++)
+		sel_assign(f, acc[ii], sel_op(f, SEL_TLOAD, TOP(SEL_ADD_I, R(ybuf), TI(ii * pl->tb)), NULL, NULL));
 	sel_label(f, skip);
 }
 
@@ -735,6 +749,10 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			bool breuse = p0 > 0 && ((chunks == 1 && Jt == 1) || pl->bres);
 			int cur = tile_keep(c, TI(s0)), prev = tile_keep(c, TI(s1));
 			int ocur = tile_keep(c, TI(o0));
+			/* (a later chunk: the partial sums of the tile at yp in the
+			 * buffer at ybuf, yin or y2 in turn; y2 past the bias tiles) */
+			int64_t y2 = yin + 2 * bm * pl->tb;
+			int ybuf = tile_keep(c, TI(yin));
 			int jn = tile_keep(c, TI(0));
 			/* flattened rows out by segments (the last chunk): the tile's
 			 * first row and column in the image (soh, sfc); where the
@@ -773,7 +791,15 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				int brow = g->cv.on ? -1 : tile_keep(c, tile_addr(c, R(g->base[1]), g->dj, jv, g->nj, 1));
 				/* software pipelined: the k-row of j streams in while the array
 				 * works on j - 1 */
-				tile_init(c, g, pl, p0, bm, ch == 0, yin, jn, yp.y, yp.cols, acc);
+				tile_init(c, g, pl, bm, ch == 0, yin, jn, ybuf, acc);
+				if (ch > 0) {
+					/* this j's partial sums, into the other buffer, before
+					 * the array's work on j - 1 is queued: the next body's
+					 * tload finds them landed */
+					sel_assign(f, ybuf, TOP(SEL_SUB_I, TI(yin + y2), R(ybuf)));
+					int ynow = tile_keep(c, tile_addr(c, R(g->base[2]), g->dj, jv, g->nj, 2));
+					tile_fetch_partial(c, g, pl, p0, bm, ybuf, ynow, jcols);
+				}
 				if (pl->dbl) {
 					/* the tile before the previous one, from the other set */
 					int skip2 = sel_new_label(f);
@@ -905,6 +931,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				}
 				sel_assign(f, yp.y, tile_addr(c, R(g->base[2]), g->dj, jv, g->nj, 2));
 				sel_assign(f, yp.cols, R(jcols));
+
 				if (seg || g->cv.dense) {
 					/* this tile's place for its output; then the next tile's: n
 					 * columns on, wrapping rows of W (dense pixels: WO) */
@@ -932,7 +959,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				cg_loop_end(c);
 			/* the last j (the set the last body did not use) */
 			acc = accs[pl->dbl ? jcount % 2 : 0];
-			tile_init(c, g, pl, p0, bm, ch == 0, yin, -1, yp.y, yp.cols, acc);
+			tile_init(c, g, pl, bm, ch == 0, yin, -1, ybuf, acc);
 			if (pl->dbl) {
 				int skip2 = sel_new_label(f);
 				sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(2)), skip2);
