@@ -88,6 +88,10 @@ typedef struct {
 	 * by the chunk's first panel into a region of its own and kept for
 	 * the others (B read once, not once a panel) */
 	bool bres;
+	/* and A prefetched: two panel regions, the chunk's next panel loaded
+	 * row tile by row tile while the array works on this one (row tile
+	 * ii in the j body jn = ii + 1, one tile a k: Jt > bm) */
+	bool apre;
 	int64_t kc;            /* outer k indices per chunk */
 	double est;            /* estimated cycles */
 } TilePlan;
@@ -203,6 +207,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	pl->bm = 0;
 	pl->kc = 0;
 	pl->bres = false;
+	pl->apre = false;
 	pl->banks = (int)banks;
 	pl->rb = (int64_t)n * 4;
 	pl->tb = pl->rb * n;
@@ -223,8 +228,10 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 		/* (per bm, the largest k chunk that fits, with B streamed and
 		 * with B resident: smaller chunks of the same bm only cost more) */
 		bool rcond = !g->cv.on && !g->bt && !pl->os && (Mt + bm - 1) / bm > 1;
-		bool done[2] = {false, !rcond};
-		for (int64_t kc = Kout; kc >= 1 && !(done[0] && done[1]); kc--) {
+		/* (A prefetched: where a panel tile's DMA outlasts the core's
+		 * instructions that issue it, and two row tiles or more) */
+		bool done[3] = {false, !rcond, !rcond || Jt <= bm || bm < 2 || tdma <= 10.0 * op};
+		for (int64_t kc = Kout; kc >= 1 && !(done[0] && done[1] && done[2]); kc--) {
 			int64_t Kc = kc * Kin, chunks = (Kout + kc - 1) / kc, panels = (Mt + bm - 1) / bm;
 			if (panels * chunks > 256)
 				break;
@@ -236,7 +243,8 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			int64_t need = bm * Kc + 2 * Kc + 2 * bm + yb + 1 + (g->cv.packk ? 2 : 0);
 			int64_t rneed = bm * Kc + Jt * Kc + 2 * bm + yb + 1;
 			bool fit0 = !done[0] && need <= pl->spt && !(g->cv.packk && chunks > 1), fit1 = !done[1] && rneed <= pl->spt;
-			if (!fit0 && !fit1)
+			bool fit2 = !done[2] && rneed + bm * Kc <= pl->spt;
+			if (!fit0 && !fit1 && !fit2)
 				continue;
 			/* the panel and the first j's B row load while the array
 			 * idles: each tile a DMA, and the control core's instructions
@@ -289,6 +297,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 					pl->kc = kc;
 					pl->dbl = dbl;
 					pl->bres = false;
+					pl->apre = false;
 				}
 			}
 			/* B resident (a matrix B, weight stationary, several
@@ -312,6 +321,28 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 					pl->kc = kc;
 					pl->dbl = false;
 					pl->bres = true;
+					pl->apre = false;
+				}
+			}
+			/* and A prefetched: a chunk's first panel loads while the
+			 * array waits, the others' during the panel before them
+			 * (their loads and instructions in its stream and control) */
+			if (fit2) {
+				done[2] = true;
+				double rcompute = (double)(Jt * Kc * bm * n) + (double)Jt * (double)(3 * n + bm * n);
+				double rstream = (double)(Jt * Kc) * tdma / (double)panels + (double)(Jt * bm * (chunks > 1 ? 2 : 1)) * tdma +
+						 (double)(bm * Kc) * tdma;
+				double rctrl = 1.3 * (double)Jt * (bload / (double)panels + op * ((double)Kc * 3.0 * bm + 30.0 * bm + 60.0)) +
+					       1.3 * op * ((double)(Jt * Kc) * 3.0 + (double)(bm * Kc) * 14.0);
+				double rest = (double)(panels * chunks) * (fmax(rcompute, fmax(rstream, rctrl)) + 3.0 * n) +
+					      (double)chunks * ((double)(bm * Kc) * fmax(tdma, 10.0 * op) + fmax((double)Kc * tdma, bload) + pl->lat);
+				if (best < 0 || rest < best) {
+					best = rest;
+					pl->bm = bm;
+					pl->kc = kc;
+					pl->dbl = false;
+					pl->bres = true;
+					pl->apre = true;
 				}
 			}
 		}
@@ -704,7 +735,9 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 		fprintf(c->p->loops, "tiles %dx%d: panels of %d row tiles x %lld k tiles in the scratchpad, k in %lld chunk(s), "
 				     "%s, %s; estimated %.0f cycles\n",
 			n, n, pl->bm, (long long)(pl->kc * Kin), (long long)chunks,
-			pl->bres ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others)"
+			pl->apre ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others), the next panel of A "
+				   "loaded during this one"
+			: pl->bres ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others)"
 				 : "B streamed by double-buffered DMA",
 			pl->dbl ? "two sets of accumulators (even and odd j)" : "one set of accumulators", pl->est);
 	}
@@ -727,7 +760,14 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			/* the scratchpad: the panel one row off the banks of the rest */
 			/* (B resident: where the chunk's first panel put B, whatever
 			 * this panel's rows) */
-			int64_t panel = pl->rb, s0 = (panel + (pl->bres ? pl->bm : bm) * Kc * pl->tb + pl->tb - 1) / pl->tb * pl->tb;
+			/* (A prefetched: two panel regions in turn) */
+			int64_t preg = pl->bm * pl->kc * Kin * pl->tb;
+			int64_t panel = pl->rb + (pl->apre ? step % 2 : 0) * preg;
+			int64_t s0 = (pl->rb + (pl->apre ? 2 * preg : (pl->bres ? pl->bm : bm) * Kc * pl->tb) + pl->tb - 1) / pl->tb * pl->tb;
+			/* (the chunk's next panel, prefetched during this one) */
+			bool pre = pl->apre && p0 + pl->bm < Mt;
+			int64_t q0 = p0 + pl->bm, qreg = pl->rb + ((step + 1) % 2) * preg;
+			int qbm = (int)(Mt - q0 < pl->bm ? Mt - q0 : pl->bm);
 			int64_t sb = (Kc + (g->cv.packk ? 1 : 0)) * pl->tb; /* a stream buffer (and its spare tile) */
 			/* (B resident: every j's k row a region of its own, from s0) */
 			int64_t s1 = s0 + sb, o0 = pl->bres ? s0 + Jt * sb : s1 + sb, o1 = o0 + bm * pl->tb, yin = o1 + bm * pl->tb;
@@ -742,7 +782,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			/* load the panel: A rows of tiles p0..p0+bm, k chunk */
 			int kcnt = tile_keep(c, TI(0));
 			int kv[4];
-			tile_load_panel(c, g, pl, p0, bm, k0, k1, Kc, panel);
+			if (!pl->apre || p0 == 0)
+				tile_load_panel(c, g, pl, p0, bm, k0, k1, Kc, panel);
 			/* stream B's k-rows over j, computing on the previous one */
 			/* (one j and one chunk: every panel multiplies the same B row,
 			 * loaded by the first panel's only j into s0 and kept) */
@@ -900,8 +941,13 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
 						nrows = R(jcols);
 					} else {
-						sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
+						/* (with the next panel's prefetch in the loop, B's
+						 * dmacfg before each of its loads) */
+						if (!pre)
+							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
 						tile_k_loops(c, g, kv, 0, k0, k1);
+						if (pre && loads && !breuse)
+							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
 						src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
 						nrows = tile_extent(c, kv[g->nk - 1], g->k_ext, n);
 					}
@@ -913,6 +959,20 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					}
 					if (pass == 0)
 						tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kcnt, acc);
+					if (pass == 0 && pre) {
+						/* the next panel's row tile jn - 1 at this k (the
+						 * bodies jn = 1 .. qbm) */
+						int qskip = sel_new_label(f);
+						sel_branch(f, TOP(SEL_BRLT_I, TI(qbm), R(jn)), qskip);
+						BursNode *kcols = tile_extent(c, kv[g->nk - 1], g->k_ext, n);
+						sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, kcols, TI(2)), TI(g->ld[0]), TI(0)));
+						BursNode *arow = tile_addr(c, R(g->base[0]), g->dk, kv, g->nk, 0);
+						BursNode *qsp = TOP(SEL_ADD_I, TI(qreg - Kc * pl->tb), TOP(SEL_ADD_I, tmul(c, R(jn), Kc * pl->tb), R(kcnt)));
+						BursNode *qsrc = TOP(SEL_ADD_I, arow, tmul(c, TOP(SEL_ADD_I, R(jn), TI(q0 - 1)), g->di.off[0]));
+						BursNode *qrows = TOP(SEL_MIN_I, TI(n), TOP(SEL_SUB_I, TI(g->m_ext - (q0 - 1) * n), tmul(c, R(jn), n)));
+						sel_effect(f, sel_op(f, SEL_DMA_IN, qsp, qsrc, qrows));
+						sel_label(f, qskip);
+					}
 					sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
 					for (int i = g->nk - 1; i >= 0; i--)
 						cg_loop_end(c);
