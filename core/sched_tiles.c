@@ -561,22 +561,43 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 	int ow0 = tile_keep(c, tmul(c, R(jv[2]), n));
 	/* (a gathered row: DRAM elements sw apart, set after each dmacfg) */
 	BursNode *es = q->es ? TI(q->sw * 4) : NULL;
-	if (!q->clip) {
+	/* With padding, a j whose window lies inside the image (most of
+	 * them: Conv1's 109 of 112 output rows, 5 of 7 column tiles) takes
+	 * the same path as without (one dmacfg; each group's address a
+	 * constant from one base), the rest the clipped one below.  (Rows
+	 * gathered in place or contiguous; a phase split keeps the clipped
+	 * path.) */
+	int clipped = -1, done = -1;
+	if (q->clip && (q->es || q->sw == 1)) {
+		clipped = sel_new_label(f);
+		done = sel_new_label(f);
+		int64_t lastc = (q->KW - 1) * q->dw - q->pl - (q->W - 1); /* (the last column's excess past ow0 sw + (jcols - 1) sw) */
+		sel_branch(f, TOP(SEL_BRLT_I, R(ih0), TI(0)), clipped);
+		sel_branch(f, TOP(SEL_BRLT_I, TI(q->H - 1 - (q->KH - 1) * q->dh), R(ih0)), clipped);
+		sel_branch(f, TOP(SEL_BRLT_I, tmul(c, R(ow0), q->sw), TI(q->pl)), clipped);
+		sel_branch(f, TOP(SEL_BRLT_I, TI(-lastc + q->sw), tmul(c, TOP(SEL_ADD_I, R(ow0), R(jcols)), q->sw)), clipped);
+	}
+	if (!q->clip || clipped >= 0) {
 		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(plane), TI(0)));
 		if (es)
 			sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, es, NULL, NULL));
-		int base = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(img), tmul(c, R(ih0), rowb)),
-					    TOP(SEL_SHL_I, q->es ? tmul(c, R(ow0), q->sw) : R(ow0), TI(2))));
+		BursNode *cb = q->es ? tmul(c, R(ow0), q->sw) : R(ow0);
+		if (q->clip)
+			cb = TOP(SEL_SUB_I, cb, TI(q->pl));
+		int base = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(img), tmul(c, R(ih0), rowb)), TOP(SEL_SHL_I, cb, TI(2))));
 		for (int64_t kw = 0; kw < q->KW; kw++) {
 			int64_t off = kw * q->dw, pp = off % q->sw, qq = off / q->sw;
-			int64_t col = q->es ? off * 4 : (pp * q->Wd + qq) * 4;
+			int64_t col = q->es || q->clip ? off * 4 : (pp * q->Wd + qq) * 4;
 			for (int64_t kh = 0; kh < q->KH; kh++) {
 				int64_t r = (kw * q->KH + kh) * q->C;
 				BursNode *src = TOP(SEL_ADD_I, R(base), TI(kh * q->dh * rowb + col));
 				sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, R(buf), TI(r * pl->rb)), src, TI(q->C)));
 			}
 		}
-		return;
+		if (!q->clip)
+			return;
+		sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), done);
+		sel_label(f, clipped);
 	}
 	for (int64_t kw = 0; kw < q->KW; kw++) {
 		int64_t off = kw * q->dw - q->pl, pp = ((off % q->sw) + q->sw) % q->sw, qq = (off - pp) / q->sw;
@@ -604,6 +625,8 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 			sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, R(buf), TI(r * pl->rb)), src, tmul(c, ok, q->C)));
 		}
 	}
+	if (done >= 0)
+		sel_label(f, done);
 }
 
 /* A dense-pixel convolution's B tile k (kv: kernel row, kernel column,
