@@ -74,6 +74,7 @@ typedef struct {
 	int bias;
 	bool relu;
 	bool bt;               /* B stored transposed: its tiles come in as n rows of k (mma.t) */
+	double bspan;          /* a B tile's DMA against a contiguous one (a gathered row spans sw times its bytes); 0: 1 */
 } TileGemm;
 
 typedef struct {
@@ -260,12 +261,13 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 				       : g->cv.dense ? (double)Kc * (8.0 + 26.0 * (double)dsegs) * op
 						     : (double)Kc * (g->cv.on ? 24.0 : 10.0) * op;
 			/* (one j and one chunk: the B row loads once, not per panel) */
-			double bfirst = fmax((double)Kc * tdma, bload) / (Jt == 1 && chunks == 1 ? (double)panels : 1.0);
+			double btdma = tdma * (g->bspan > 1.0 ? g->bspan : 1.0);
+			double bfirst = fmax((double)Kc * btdma, bload) / (Jt == 1 && chunks == 1 ? (double)panels : 1.0);
 			double load = (double)(bm * Kc) * fmax(tdma, 10.0 * op) + bfirst,
 			       compute = (double)(Jt * Kc * bm * n);
 			if (pl->os) /* each accumulator switch drains the array and refills it */
 				compute += (double)(Jt * bm * (3 * n - 2));
-			double stream = (double)(Jt * (Kc + bm * (chunks > 1 ? 2 : 1))) * tdma;
+			double stream = (double)(Jt * Kc) * btdma + (double)(Jt * bm * (chunks > 1 ? 2 : 1)) * tdma;
 			/* one set of accumulators: at each j the array waits for the
 			 * results (2n - 1), their move out (n each) and a preload (n);
 			 * two sets (even and odd j of the innermost j dimension, which
@@ -564,11 +566,9 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 	/* With padding, a j whose window lies inside the image (most of
 	 * them: Conv1's 109 of 112 output rows, 5 of 7 column tiles) takes
 	 * the same path as without (one dmacfg; each group's address a
-	 * constant from one base), the rest the clipped one below.  (Rows
-	 * gathered in place or contiguous; a phase split keeps the clipped
-	 * path.) */
+	 * constant from one base), the rest the clipped one below. */
 	int clipped = -1, done = -1;
-	if (q->clip && (q->es || q->sw == 1)) {
+	if (q->clip) {
 		clipped = sel_new_label(f);
 		done = sel_new_label(f);
 		int64_t lastc = (q->KW - 1) * q->dw - q->pl - (q->W - 1); /* (the last column's excess past ow0 sw + (jcols - 1) sw) */
@@ -581,13 +581,13 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(plane), TI(0)));
 		if (es)
 			sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, es, NULL, NULL));
+		/* (input column ow sw + kw dw - pl: gathered in place, or column
+		 * ow + qq of phase pp) */
 		BursNode *cb = q->es ? tmul(c, R(ow0), q->sw) : R(ow0);
-		if (q->clip)
-			cb = TOP(SEL_SUB_I, cb, TI(q->pl));
 		int base = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(img), tmul(c, R(ih0), rowb)), TOP(SEL_SHL_I, cb, TI(2))));
 		for (int64_t kw = 0; kw < q->KW; kw++) {
-			int64_t off = kw * q->dw, pp = off % q->sw, qq = off / q->sw;
-			int64_t col = q->es || q->clip ? off * 4 : (pp * q->Wd + qq) * 4;
+			int64_t off = kw * q->dw - (q->clip ? q->pl : 0), pp = ((off % q->sw) + q->sw) % q->sw, qq = (off - pp) / q->sw;
+			int64_t col = q->es ? off * 4 : (pp * q->Wd + qq) * 4;
 			for (int64_t kh = 0; kh < q->KH; kh++) {
 				int64_t r = (kw * q->KH + kh) * q->C;
 				BursNode *src = TOP(SEL_ADD_I, R(base), TI(kh * q->dh * rowb + col));
@@ -1395,6 +1395,75 @@ static void tile_pad_copy(CG *c, int n, int64_t planes, int64_t H, int64_t W, in
 	}
 }
 
+/* A convolution's input [rows of W] split by column phase into [rows, sw,
+ * Wd] (phase p's row: input columns p, p + sw, ...) by DMA through the
+ * scratchpad, so that every B row of the convolution is contiguous: each
+ * group of n rows, per phase and n of its columns, one gathering mvin
+ * (dma.estride: elements sw apart) and one mvout, eight tiles in turn.
+ * The gathers span sw times the bytes they move, once; B's loads then
+ * move only theirs (a convolution reads each input row KH KW / sw^2
+ * times: Conv1's 7 x 7 / 2, about 12). */
+static double tile_phase_cost(CG *c, int n, int64_t rows, int64_t W, int64_t sw)
+{
+	double bw, lat;
+	if (!tparam(c, "dma_bytes_per_cycle", &bw) || !tparam(c, "dma_latency_cycles", &lat) || bw <= 0)
+		return -1;
+	int64_t pairs = (rows + n - 1) / n * sw * ((W + sw * n - 1) / (sw * n));
+	return ((double)(rows * W * 4) * (double)(sw + 1)) / bw + (double)pairs * 12.0 * tile_int_op(c) + lat;
+}
+
+static void tile_phase_copy(CG *c, int n, int64_t rows, int64_t W, int64_t sw, int64_t Wd, int src, int dst)
+{
+	MFunc *f = c->f;
+	int64_t tb = (int64_t)n * 4 * n, full = rows / n, rest = rows % n;
+	if (c->p->loops) {
+		cg_indent(c);
+		fprintf(c->p->loops, "phase split by DMA: %lld rows of %lld into %lld phases of %lld, %d tiles in turn\n", (long long)rows,
+			(long long)W, (long long)sw, (long long)Wd, PADCOPY_TILES);
+	}
+	for (int tail = 0; tail < 2; tail++) {
+		int64_t nr = tail ? rest : n;
+		if (nr == 0 || (!tail && full == 0))
+			continue;
+		int gv = tail ? -1 : cg_loop_begin(c, 0, full, 1);
+		int rv = tile_keep(c, tail ? TI(full * n) : tmul(c, R(gv), n));
+		int s = tile_keep(c, TOP(SEL_ADD_I, R(src), tmul(c, R(rv), W * 4)));
+		int d = tile_keep(c, TOP(SEL_ADD_I, R(dst), tmul(c, R(rv), sw * Wd * 4)));
+		/* the (phase, column chunk) pairs, in batches of the tiles */
+		int64_t np = 0, pp[64], pj[64];
+		for (int64_t p = 0; p < sw && p < W; p++)
+			for (int64_t j = 0; j * n < (W - p + sw - 1) / sw; j++) {
+				if (np == 64) {
+					diag_error(c->d, c->node->loc, "internal error: a phase split of more than 64 column chunks");
+					c->ok = false;
+					return;
+				}
+				pp[np] = p, pj[np] = j, np++;
+			}
+		for (int64_t b0 = 0; b0 < np; b0 += PADCOPY_TILES) {
+			int64_t b1 = b0 + PADCOPY_TILES < np ? b0 + PADCOPY_TILES : np;
+			for (int pass = 0; pass < 2; pass++)
+				for (int64_t u = b0; u < b1; u++) {
+					int64_t cnt = (W - pp[u] + sw - 1) / sw - pj[u] * n;
+					if (cnt > n)
+						cnt = n;
+					if (pass == 0) {
+						sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(cnt * 4), TI(W * 4), TI(0)));
+						sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, TI(sw * 4), NULL, NULL));
+						sel_effect(f, sel_op(f, SEL_DMA_IN, TI((u - b0) * tb),
+								     TOP(SEL_ADD_I, R(s), TI((pp[u] + pj[u] * n * sw) * 4)), TI(nr)));
+					} else {
+						sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(cnt * 4), TI(sw * Wd * 4), TI(0)));
+						sel_effect(f, sel_op(f, SEL_DMA_OUT, TI((u - b0) * tb),
+								     TOP(SEL_ADD_I, R(d), TI((pp[u] * Wd + pj[u] * n) * 4)), TI(nr)));
+					}
+				}
+		}
+		if (!tail)
+			cg_loop_end(c);
+	}
+}
+
 bool cg_tile_conv(CG *c, const Node *n)
 {
 	MFunc *f = c->f;
@@ -1555,6 +1624,33 @@ bool cg_tile_conv(CG *c, const Node *n)
 			}
 		}
 	}
+	/* With k packed, a column stride read in place (dma.estride) moves sw
+	 * times a B row's bytes at every load (each input row is read KH KW /
+	 * sw^2 times: Conv1's about 12); split by phase first (by DMA, once:
+	 * the rows then contiguous) where that is cheaper, both priced with
+	 * their B traffic (TileGemm.bspan).  (Rows one by one keep the gather:
+	 * their B loads overlap the array, and npusim ran ResNet's stride-2
+	 * 3 x 3 layers 6-16 % slower split.) */
+	bool phsplit = false;
+	if (!flat && !dense && !padcopy && g.cv.es && g.cv.packk) {
+		TileGemm ge = g, gp = g;
+		TilePlan ple = {0}, plp = {0};
+		ge.bspan = (double)sw;
+		gp.cv.es = false;
+		gp.bspan = 1.0;
+		double split = tile_phase_cost(c, nn, N * C * w.in[0], w.in[1], sw);
+		if (tile_plan(c, &ge, &ple) && tile_plan(c, &gp, &plp) && split >= 0) {
+			phsplit = plp.est + split < ple.est;
+			if (c->p->loops) {
+				cg_indent(c);
+				fprintf(c->p->loops, "conv on the array: rows gathered every %lld columns, estimated %.0f cycles; split by phase "
+						     "first, %.0f + %.0f (the split): %s\n",
+					(long long)sw, ple.est, plp.est, split, phsplit ? "split by phase" : "gathered");
+			}
+			g = phsplit ? gp : ge;
+			pl = phsplit ? plp : ple;
+		}
+	}
 	/* a relu right after folds into the bias pass.  (A batchnorm after the
 	 * conv is the graph pass bnfold's to fold into the weights and bias;
 	 * where it did not run, the batchnorm is its own per-channel
@@ -1587,6 +1683,11 @@ bool cg_tile_conv(CG *c, const Node *n)
 		xin = cg_scratch2(c, N * C * wz.in[0] * wz.in[1]);
 		tile_pad_copy(c, nn, N * C, w.in[0], w.in[1], w.pb[0], w.pb[1], wz.in[0], wz.in[1], cg_base_of(c, x->id),
 			      cg_base_of(c, xin));
+	} else if (phsplit) {
+		/* split by phase by DMA, [N, C, H, sw, Wd] (a phase's columns past
+		 * its last are never read: the clipping stops at them) */
+		xin = cg_scratch(c, N * C * w.in[0] * sw * Wd);
+		tile_phase_copy(c, nn, N * C * w.in[0], w.in[1], sw, Wd, cg_base_of(c, x->id), cg_base_of(c, xin));
 	} else if (sw > 1 && !g.cv.es) {
 		/* a column stride: the input split by column phase on the vector
 		 * unit, [N, C, H, sw, Wd], so that each DMA row is contiguous */

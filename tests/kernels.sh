@@ -177,10 +177,17 @@ if [ "$(grep -c 'two sets of accumulators (even and odd j)' "$tmp/loops")" = 2 ]
 if [ "$(grep -c 'conv on the array: .* k packed, .*: packed$' "$tmp/loops")" = 5 ] &&
    grep -q 'conv on the array: 9 k tiles of 3 channels at one kernel position, .* k packed, 2 tiles' "$tmp/loops"; then ok; else
 	bad "conv_packed_k on npu-systolic: not five convolutions with k packed (the first 9 -> 2 tiles)"; grep -E 'conv on' "$tmp/loops"; fi
-# (the stride-2 ones gather every other column by DMA: no phase split)
+# (the stride-2 ones, at the .md's 16 B a cycle, split by phase first by
+# DMA (gathering with dmaes once) rather than gathering every B row; with
+# a fast DMA they gather in place; never a split on the vector unit)
 "$GDCC" -S "$SRCDIR/tests/backend/conv_packed_k.ir" -t npu-systolic -o "$tmp/cpk.s" 2>"$tmp/err"
-if grep -q 'dmaes' "$tmp/cpk.s" && ! grep -q 'column phase' "$tmp/loops"; then ok; else
-	bad "conv_packed_k on npu-systolic: stride-2 rows not gathered with dmaes"; fi
+"$GDCC" "$SRCDIR/tests/backend/conv_packed_k.ir" -t npu-systolic --param dma_bytes_per_cycle=1024 --emit=loops >"$tmp/loops2" 2>&1
+if grep -q 'dmaes' "$tmp/cpk.s" && ! grep -q 'column phase\|copy of' "$tmp/loops" &&
+   [ "$(grep -c 'rows gathered every 2 columns, .*: split by phase$' "$tmp/loops")" = 3 ] &&
+   [ "$(grep -c 'phase split by DMA: ' "$tmp/loops")" = 3 ] &&
+   [ "$(grep -c 'rows gathered every 2 columns, .*: gathered$' "$tmp/loops2")" = 3 ]; then ok; else
+	bad "conv_packed_k on npu-systolic: stride-2 rows not split by phase by DMA (16 B a cycle) or not gathered (1024)"
+	grep -E 'gathered|phase' "$tmp/loops" "$tmp/loops2"; fi
 # npu-systolic: a convolution's constant bias starts the accumulators and a
 # relu after it goes out with the tiles (tstore.relu): no vector pass.
 "$GDCC" "$SRCDIR/examples/resnet_block.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
