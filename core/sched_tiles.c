@@ -1429,33 +1429,30 @@ static void tile_phase_copy(CG *c, int n, int64_t rows, int64_t W, int64_t sw, i
 		int rv = tile_keep(c, tail ? TI(full * n) : tmul(c, R(gv), n));
 		int s = tile_keep(c, TOP(SEL_ADD_I, R(src), tmul(c, R(rv), W * 4)));
 		int d = tile_keep(c, TOP(SEL_ADD_I, R(dst), tmul(c, R(rv), sw * Wd * 4)));
-		/* the (phase, column chunk) pairs, in batches of the tiles */
-		int64_t np = 0, pp[64], pj[64];
+		/* the (phase, column chunk) pairs in order, in batches of the
+		 * tiles: pair u is chunk u - first(p) of the phase p it falls in */
+		int64_t np = 0;
 		for (int64_t p = 0; p < sw && p < W; p++)
-			for (int64_t j = 0; j * n < (W - p + sw - 1) / sw; j++) {
-				if (np == 64) {
-					diag_error(c->d, c->node->loc, "internal error: a phase split of more than 64 column chunks");
-					c->ok = false;
-					return;
-				}
-				pp[np] = p, pj[np] = j, np++;
-			}
+			np += ((W - p + sw - 1) / sw + n - 1) / n;
 		for (int64_t b0 = 0; b0 < np; b0 += PADCOPY_TILES) {
 			int64_t b1 = b0 + PADCOPY_TILES < np ? b0 + PADCOPY_TILES : np;
 			for (int pass = 0; pass < 2; pass++)
 				for (int64_t u = b0; u < b1; u++) {
-					int64_t cnt = (W - pp[u] + sw - 1) / sw - pj[u] * n;
+					int64_t pu = 0, ju = u;
+					while (ju >= ((W - pu + sw - 1) / sw + n - 1) / n)
+						ju -= ((W - pu + sw - 1) / sw + n - 1) / n, pu++;
+					int64_t cnt = (W - pu + sw - 1) / sw - ju * n;
 					if (cnt > n)
 						cnt = n;
 					if (pass == 0) {
 						sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(cnt * 4), TI(W * 4), TI(0)));
 						sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, TI(sw * 4), NULL, NULL));
 						sel_effect(f, sel_op(f, SEL_DMA_IN, TI((u - b0) * tb),
-								     TOP(SEL_ADD_I, R(s), TI((pp[u] + pj[u] * n * sw) * 4)), TI(nr)));
+								     TOP(SEL_ADD_I, R(s), TI((pu + ju * n * sw) * 4)), TI(nr)));
 					} else {
 						sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(cnt * 4), TI(sw * Wd * 4), TI(0)));
 						sel_effect(f, sel_op(f, SEL_DMA_OUT, TI((u - b0) * tb),
-								     TOP(SEL_ADD_I, R(d), TI((pp[u] * Wd + pj[u] * n) * 4)), TI(nr)));
+								     TOP(SEL_ADD_I, R(d), TI((pu * Wd + ju * n) * 4)), TI(nr)));
 					}
 				}
 		}
