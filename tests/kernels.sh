@@ -232,5 +232,9 @@ if [ "$(grep -c 'tiles 16x16: .* k in [2-9] chunk(s), B resident .*, the next pa
    "$GDCC" run "$SRCDIR/tests/backend/tile_bresident.ir" -t npu-systolic --param dma_bytes_per_cycle=1024 --check >"$tmp/out" 2>&1; then ok; else
 	bad "tile_bresident on npu-systolic: not B resident with A prefetched (16 B a cycle) and without (1024), or a mismatch"
 	grep -E 'tiles 16' "$tmp/loops" "$tmp/loops2" "$tmp/rbloops"; cat "$tmp/out"; fi
+# npu-systolic: a phase split of 132 (phase, column chunk) pairs (regression:
+# an internal error past 64).
+if "$GDCC" "$SRCDIR/tests/backend/conv_phase_wide.ir" -t npu-systolic --emit=loops 2>&1 | grep -q 'phase split by DMA: 36 rows of 2100 into 2 phases of 1050'; then ok; else
+	bad "conv_phase_wide on npu-systolic: not split by phase by DMA"; fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
