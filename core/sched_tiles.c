@@ -182,6 +182,19 @@ static int64_t tile_dense_segs(const TileGemm *g, int n)
 	return s < g->cv.HO ? s : g->cv.HO;
 }
 
+/* Keep the plan (bm, kc and the schedule) if its estimate est beats *best. */
+static void tile_take(TilePlan *pl, double *best, double est, int bm, int64_t kc, bool dbl, bool bres, bool apre)
+{
+	if (*best >= 0 && est >= *best)
+		return;
+	*best = est;
+	pl->bm = bm;
+	pl->kc = kc;
+	pl->dbl = dbl;
+	pl->bres = bres;
+	pl->apre = apre;
+}
+
 static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 {
 	const Target *t = c->t;
@@ -293,58 +306,36 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			double est = (double)(panels * chunks) * (load + busy + pl->lat + 3.0 * n);
 			if (fit0) {
 				done[0] = true;
-				if (best < 0 || est < best) {
-					best = est;
-					pl->bm = bm;
-					pl->kc = kc;
-					pl->dbl = dbl;
-					pl->bres = false;
-					pl->apre = false;
-				}
+				tile_take(pl, &best, est, bm, kc, dbl, false, false);
 			}
 			/* B resident (a matrix B, weight stationary, several
 			 * panels; one set of accumulators): the panel's A and every
 			 * j's k row in the scratchpad, B's loads (and the first
-			 * row's wait) once a chunk instead of once a panel.  (A
-			 * second panel loading while the array works on this one
-			 * was tried: the core then waits on the DMA's command queue
-			 * (16) with the array's next commands behind the loads, and
-			 * nothing overlaps.) */
-			if (fit1) {
-				done[1] = true;
+			 * row's wait) once a chunk instead of once a panel; and A
+			 * prefetched: a chunk's first panel loads while the array
+			 * waits, the others' during the panel before them (their
+			 * loads and instructions in its stream and control; issued
+			 * as one burst before the panel instead, they filled the
+			 * DMA's command queue (16) with the array's next commands
+			 * behind them, and nothing overlapped) */
+			if (fit1 || fit2) {
 				double rcompute = (double)(Jt * Kc * bm * n) + (double)Jt * (double)(3 * n + bm * n);
 				double rstream = (double)(Jt * Kc) * tdma / (double)panels + (double)(Jt * bm * (chunks > 1 ? 2 : 1)) * tdma;
-				double rload = (double)(bm * Kc) * fmax(tdma, 10.0 * op) + fmax((double)Kc * tdma, bload) / (double)panels;
 				double rctrl = 1.3 * (double)Jt * (bload / (double)panels + op * ((double)Kc * 3.0 * bm + 30.0 * bm + 60.0));
-				double rest = (double)(panels * chunks) * (rload + fmax(rcompute, fmax(rstream, rctrl)) + pl->lat + 3.0 * n);
-				if (best < 0 || rest < best) {
-					best = rest;
-					pl->bm = bm;
-					pl->kc = kc;
-					pl->dbl = false;
-					pl->bres = true;
-					pl->apre = false;
+				double bfirstr = fmax((double)Kc * tdma, bload), aload = (double)(bm * Kc) * fmax(tdma, 10.0 * op);
+				if (fit1) {
+					done[1] = true;
+					double rest = (double)(panels * chunks) * (aload + bfirstr / (double)panels +
+										   fmax(rcompute, fmax(rstream, rctrl)) + pl->lat + 3.0 * n);
+					tile_take(pl, &best, rest, bm, kc, false, true, false);
 				}
-			}
-			/* and A prefetched: a chunk's first panel loads while the
-			 * array waits, the others' during the panel before them
-			 * (their loads and instructions in its stream and control) */
-			if (fit2) {
-				done[2] = true;
-				double rcompute = (double)(Jt * Kc * bm * n) + (double)Jt * (double)(3 * n + bm * n);
-				double rstream = (double)(Jt * Kc) * tdma / (double)panels + (double)(Jt * bm * (chunks > 1 ? 2 : 1)) * tdma +
-						 (double)(bm * Kc) * tdma;
-				double rctrl = 1.3 * (double)Jt * (bload / (double)panels + op * ((double)Kc * 3.0 * bm + 30.0 * bm + 60.0)) +
-					       1.3 * op * ((double)(Jt * Kc) * 3.0 + (double)(bm * Kc) * 14.0);
-				double rest = (double)(panels * chunks) * (fmax(rcompute, fmax(rstream, rctrl)) + 3.0 * n) +
-					      (double)chunks * ((double)(bm * Kc) * fmax(tdma, 10.0 * op) + fmax((double)Kc * tdma, bload) + pl->lat);
-				if (best < 0 || rest < best) {
-					best = rest;
-					pl->bm = bm;
-					pl->kc = kc;
-					pl->dbl = false;
-					pl->bres = true;
-					pl->apre = true;
+				if (fit2) {
+					done[2] = true;
+					double pstream = rstream + (double)(bm * Kc) * tdma;
+					double pctrl = rctrl + 1.3 * op * ((double)(Jt * Kc) * 3.0 + (double)(bm * Kc) * 14.0);
+					double rest = (double)(panels * chunks) * (fmax(rcompute, fmax(pstream, pctrl)) + 3.0 * n) +
+						      (double)chunks * (aload + bfirstr + pl->lat);
+					tile_take(pl, &best, rest, bm, kc, false, true, true);
 				}
 			}
 		}
