@@ -82,6 +82,7 @@ typedef struct {
 	int64_t spt, tb, rb;   /* tiles in the scratchpad, bytes per tile, per row */
 	double bw, lat;
 	bool os;               /* output-stationary dataflow (else weight-stationary) */
+	int obufs;             /* output stationary: output registers a PE (os_output_buffers; 1 or 2) */
 	bool bt;               /* B tiles transposed (mma.t) */
 	int bm;                /* accumulator tiles per panel */
 	bool dbl;              /* two sets of bm accumulators, for even and odd j */
@@ -217,6 +218,9 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	pl->n = n;
 	pl->slots = slots;
 	pl->os = strcmp(df, "output_stationary") == 0;
+	/* (optional: one output register a PE where the target does not say) */
+	const ParamInfo *ob = target_param(t, "os_output_buffers");
+	pl->obufs = ob && !ob->str && ob->n == 1 && ob->values[0] >= 2 ? 2 : 1;
 	pl->bt = g->bt;
 	pl->bm = 0;
 	pl->kc = 0;
@@ -278,15 +282,19 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			double bfirst = fmax((double)Kc * btdma, bload) / (Jt == 1 && chunks == 1 ? (double)panels : 1.0);
 			double load = (double)(bm * Kc) * fmax(tdma, 10.0 * op) + bfirst,
 			       compute = (double)(Jt * Kc * bm * n);
-			if (pl->os) /* each accumulator switch drains the array and refills it */
-				compute += (double)(Jt * bm * (3 * n - 2));
+			/* (output stationary: each accumulator switch drains the
+			 * array and refills it; with two output registers a PE the
+			 * drain and fill overlap the next accumulator's stream, which
+			 * waits only where its k row is shorter than both) */
+			if (pl->os)
+				compute += (double)(Jt * bm) * (pl->obufs > 1 ? fmax(0.0, 3.0 * n - 2 - (double)(Kc * n)) : 3.0 * n - 2);
 			double stream = (double)(Jt * Kc) * btdma + (double)(Jt * bm * (chunks > 1 ? 2 : 1)) * tdma;
 			/* one set of accumulators: at each j the array waits for the
 			 * results (2n - 1), their move out (n each) and a preload (n);
 			 * two sets (even and odd j of the innermost j dimension, which
 			 * must alternate strictly: its count even, or no outer one)
 			 * hide that behind the other set's work */
-			bool dbl = !pl->os && 2 * bm <= slots && Jt > 1 && (Jin % 2 == 0 || Jt == Jin);
+			bool dbl = (!pl->os || pl->obufs > 1) && 2 * bm <= slots && Jt > 1 && (Jin % 2 == 0 || Jt == Jin);
 			if (!dbl)
 				compute += (double)Jt * (double)(3 * n + bm * n);
 			/* the control core's instructions per j: at each k a B tile's

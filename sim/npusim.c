@@ -157,6 +157,7 @@ struct NpuSim {
 	/* configuration */
 	int n;                       /* tile side: array_rows = array_cols */
 	bool os;                     /* output stationary, else weight stationary */
+	int64_t obufs;               /* OS: output registers per PE (1, or 2: double-buffered) */
 	const char *dataflow;
 	double clock_ghz;            /* for "seconds" only (default 1) */
 	int64_t sp_bytes, banks, acc_bytes, dma_bw, dma_lat, lanes, queue;
@@ -362,6 +363,9 @@ NpuSim *npusim_new(const Target *t, Diag *d)
 	ok = param_int(t, "dma_latency_cycles", 0, (int64_t)1 << 30, &s->dma_lat, d) && ok;
 	ok = param_int(t, "vector_lanes", 1, 64, &s->lanes, d) && ok;
 	ok = param_int(t, "command_queue", 1, 1 << 20, &s->queue, d) && ok;
+	s->obufs = 1;
+	if (target_param(t, "os_output_buffers"))
+		ok = param_int(t, "os_output_buffers", 1, 2, &s->obufs, d) && ok;
 	s->trace = getenv("NPUSIM_TRACE") && *getenv("NPUSIM_TRACE");
 	const ParamInfo *ck = target_param(t, "clock_ghz");
 	s->clock_ghz = ck && !ck->str && ck->n == 1 && ck->values[0] > 0 ? ck->values[0] : 1.0;
@@ -1134,6 +1138,8 @@ typedef struct {
 	int64_t *slot_ready;
 	bool *slot_by_mma;           /* the slot's last writer was an mma */
 	int resident;                /* OS: the slot held in the array, or -1 */
+	int64_t res_end, res_skew;   /* OS: its last streaming's end, the skew still to come */
+	int64_t drain_free;          /* OS, double-buffered: the second register set free at */
 	bool had_mma;
 	int64_t *heap;               /* start times of commands not yet started */
 	int nheap;
@@ -1267,12 +1273,23 @@ static void done(Run *r, int64_t t)
 	r->engines_done = max64(r->engines_done, t);
 }
 
-/* OS: drain the resident slot out of the array (a tile op needs it). */
+/* OS: drain the resident slot out of the array (a tile op needs it).  One
+ * set of output registers: the array stops to shift them out (n cycles);
+ * two: the slot's results move to the second set (when it is free and the
+ * skew of its last stream has passed) and drain from there while the array
+ * goes on. */
 static void os_drain(Run *r, int slot)
 {
 	NpuSim *s = r->s;
 	if (!s->os || r->resident != slot)
 		return;
+	if (s->obufs > 1) {
+		int64_t d0 = max64(r->res_end + r->res_skew, r->drain_free);
+		r->slot_ready[slot] = r->drain_free = d0 + s->n;
+		r->resident = -1;
+		done(r, r->drain_free);
+		return;
+	}
 	int64_t st = r->array_free;
 	r->array_free = st + s->n;
 	s->st.array_busy += s->n;
@@ -1349,6 +1366,28 @@ static int64_t engine(Run *r, int op, int64_t issue)
 			int64_t sstart = start + (hidden ? 0 : n);
 			end = sstart + stream;
 			r->slot_ready[td] = max64(r->slot_ready[td], end + 2 * n - 1);
+		} else if (s->obufs > 1) {
+			/* double-buffered output registers: the resident slot's
+			 * results move to the second set (free once its last
+			 * results drained) and drain from there; the new slot's
+			 * wavefront follows the old one's directly (its fill hidden)
+			 * when the array was busy up to this start */
+			int64_t sw = 0;
+			if (r->resident != td) {
+				if (r->resident >= 0) {
+					start = max64(start, r->drain_free);
+					int64_t d0 = max64(r->res_end + r->res_skew, r->drain_free);
+					r->slot_ready[r->resident] = r->drain_free = d0 + n;
+					done(r, r->drain_free);
+				}
+				bool hidden = r->had_mma && start == r->array_free;
+				sw = hidden ? 0 : 2 * n - 2;
+				r->res_skew = hidden ? 2 * n - 2 : 0;
+				r->resident = td;
+			}
+			end = start + sw + stream;
+			r->res_end = end;
+			r->slot_ready[td] = end + r->res_skew + n;
 		} else {
 			int64_t sw = 0;
 			if (r->resident != td) {
@@ -1360,6 +1399,8 @@ static int64_t engine(Run *r, int op, int64_t issue)
 				r->resident = td;
 			}
 			end = start + sw + stream;
+			r->res_end = end;
+			r->res_skew = 0;
 			r->slot_ready[td] = end + n;
 		}
 		r->had_mma = true;
@@ -1373,7 +1414,7 @@ static int64_t engine(Run *r, int op, int64_t issue)
 		st->sp_rd += 2 * tile;
 		st->acc_rd += tile;
 		st->acc_wr += tile;
-		done(r, s->os ? end : r->slot_ready[td]);
+		done(r, s->os ? end + r->res_skew : r->slot_ready[td]);
 		return start;
 	}
 	default: { /* the accumulator unit */

@@ -163,14 +163,18 @@ if [ "$(grep -c 'conv on the array:.*: flattened$' "$tmp/loops")" = 3 ] &&
    grep -q 'k in 2 chunk(s)' "$tmp/loops"; then ok; else
 	bad "conv_flat_rows on npu-systolic: not three flattened (one without segments), one conv not flattened and a chunked k"; grep -E 'conv on|tiles' "$tmp/loops"; fi
 # npu-systolic: two sets of accumulators (even and odd j) where the slots
-# hold both and the j tiles alternate strictly (weight stationary); one set
-# where a product has one j tile, and under output stationary.
+# hold both and the j tiles alternate strictly (weight stationary, and output
+# stationary with two output registers a PE); one set where a product has one
+# j tile, and under output stationary with one output register a PE.
 "$GDCC" "$SRCDIR/tests/backend/tile_accsets.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
 "$GDCC" "$SRCDIR/tests/backend/tile_accsets.ir" -t npu-systolic --param dataflow=output_stationary --emit=loops >"$tmp/loops.os" 2>&1
+"$GDCC" "$SRCDIR/tests/backend/tile_accsets.ir" -t npu-systolic --param dataflow=output_stationary --param os_output_buffers=1 \
+	--emit=loops >"$tmp/loops.os1" 2>&1
 if [ "$(grep -c 'two sets of accumulators (even and odd j)' "$tmp/loops")" = 2 ] &&
    [ "$(grep -c 'one set of accumulators' "$tmp/loops")" = 1 ] &&
-   [ "$(grep -c 'one set of accumulators' "$tmp/loops.os")" = 3 ]; then ok; else
-	bad "tile_accsets on npu-systolic: not two products with two sets of accumulators and one with one (all one set under OS)"; grep tiles "$tmp/loops" "$tmp/loops.os"; fi
+   [ "$(grep -c 'two sets of accumulators (even and odd j)' "$tmp/loops.os")" = 2 ] &&
+   [ "$(grep -c 'one set of accumulators' "$tmp/loops.os1")" = 3 ]; then ok; else
+	bad "tile_accsets on npu-systolic: not two products with two sets of accumulators and one with one (all one set under OS with one output register a PE)"; grep tiles "$tmp/loops" "$tmp/loops.os" "$tmp/loops.os1"; fi
 # npu-systolic: with fewer input channels than the array's rows, k packed
 # ((kw, kh, channel) rows, one DMA a group) where it beats tiles of C rows.
 "$GDCC" "$SRCDIR/tests/backend/conv_packed_k.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1

@@ -82,17 +82,22 @@ static void load_fails(const Target *t, const char *text, const char *msg, int l
 	diag_free(&d);
 }
 
-static Target *with(const char *setting)
+static Target *with2(const char *setting, const char *setting2)
 {
 	Diag d;
 	diag_init(&d);
-	const char *set[] = {setting};
-	Target *t = target_with_params(npu(), 1, set, &d);
+	const char *set[] = {setting, setting2};
+	Target *t = target_with_params(npu(), setting2 ? 2 : 1, set, &d);
 	if (!t)
 		diag_print(&d, stderr);
 	cr_assert_not_null(t);
 	diag_free(&d);
 	return t;
+}
+
+static Target *with(const char *setting)
+{
+	return with2(setting, NULL);
 }
 
 /* k mma into t0 from tiles at scratchpad 0 and `b`, then `tail`. */
@@ -175,11 +180,40 @@ Test(npusim, os_mma_chain)
 	cr_assert_float_eq(npusim_cycles(s), 2 + 30 + 16.0 * k + 16 + 16, 0, "%g", npusim_cycles(s));
 	npusim_free(s);
 	free(text);
-	/* Switching the resident slot: drain n + fill 2n - 2 + stream n. */
-	s = load_on(t, "gdcc_entry:\n\tli a1, #0\n\tli a2, #1088\n\tmma t0, [a1], [a2]\n\tmma t1, [a1], [a2]\n"
-		       "\tli a0, #0\n\tret\n");
+	/* One output register a PE: switching the resident slot drains it
+	 * (n) and fills (2n - 2) before the stream (n). */
+	Target *t1 = with2("dataflow=output_stationary", "os_output_buffers=1");
+	const char *two = "gdcc_entry:\n\tli a1, #0\n\tli a2, #1088\n\tmma t0, [a1], [a2]\n\tmma t1, [a1], [a2]\n"
+			  "\tli a0, #0\n\tret\n";
+	s = load_on(t1, two);
 	run_ok(s, 0, NULL, NULL);
 	cr_assert_float_eq(npusim_cycles(s), 2 + 46 + 16 + 30 + 16, 0, "%g", npusim_cycles(s));
+	npusim_free(s);
+	target_copy_free(t1);
+	/* Two (the .md's): t0's results move to the second set and drain
+	 * there; t1's wavefront follows t0's (its fill hidden), its results
+	 * done 2n - 2 after its stream: 2 + 30 + 16 + 16 + 30. */
+	s = load_on(t, two);
+	run_ok(s, 0, NULL, NULL);
+	cr_assert_float_eq(npusim_cycles(s), 2 + 30 + 16 + 16 + 30, 0, "%g", npusim_cycles(s));
+	npusim_free(s);
+	/* Four one-mma folds: the third switch waits for the second set (t1's
+	 * drain ends at 64 + 30 + 16 = 110), and t3's fill is paid again:
+	 * 110 + 30 + 16. */
+	s = load_on(t, "gdcc_entry:\n\tli a1, #0\n\tli a2, #1088\n\tmma t0, [a1], [a2]\n\tmma t1, [a1], [a2]\n"
+		       "\tmma t2, [a1], [a2]\n\tmma t3, [a1], [a2]\n\tli a0, #0\n\tret\n");
+	run_ok(s, 0, NULL, NULL);
+	cr_assert_float_eq(npusim_cycles(s), 110 + 30 + 16, 0, "%g", npusim_cycles(s));
+	npusim_free(s);
+	/* A tile op on the resident slot drains it off the array: t0's chain
+	 * ends at 3 + 30 + 32 = 65, drains to 81 and is stored by 97, while
+	 * the array goes on (t1's chain streams 65 .. 97, fill hidden, its
+	 * results done 30 later). */
+	s = load_on(t, "gdcc_entry:\n\tli a1, #0\n\tli a2, #1088\n\tli a3, #4096\n\tmma t0, [a1], [a2]\n"
+		       "\tmma t0, [a1], [a2]\n\ttstore [a3], t0\n\tmma t1, [a1], [a2]\n\tmma t1, [a1], [a2]\n"
+		       "\tli a0, #0\n\tret\n");
+	run_ok(s, 0, NULL, NULL);
+	cr_assert_float_eq(npusim_cycles(s), 3 + 30 + 32 + 32 + 30, 0, "%g", npusim_cycles(s));
 	npusim_free(s);
 	target_copy_free(t);
 }
@@ -642,6 +676,12 @@ Test(npusim, bad_configuration)
 	cr_assert_not_null(t);
 	cr_assert_null(npusim_new(t, &d));
 	cr_assert_not_null(diag_find(&d, "need \"weight_stationary\""));
+	target_copy_free(t);
+	const char *bad4[] = {"os_output_buffers=3"};
+	t = target_with_params(npu(), 1, bad4, &d);
+	cr_assert_not_null(t);
+	cr_assert_null(npusim_new(t, &d));
+	cr_assert_not_null(diag_find(&d, "param os_output_buffers = 3: need an integer in 1..2"));
 	target_copy_free(t);
 	diag_free(&d);
 }
