@@ -94,6 +94,11 @@ typedef struct {
 	 * row tile by row tile while the array works on this one (row tile
 	 * ii in the j body jn = ii + 1, one tile a k: Jt > bm) */
 	bool apre;
+	/* partial sums in the scratchpad (several k chunks): a chunk's
+	 * accumulators stored to a region that holds every tile of the
+	 * panel's (B resident: of the whole product's) output, and loaded
+	 * back from it by the next chunk, instead of out to Y and back by DMA */
+	bool psum;
 	int64_t kc;            /* outer k indices per chunk */
 	double est;            /* estimated cycles */
 } TilePlan;
@@ -184,11 +189,12 @@ static int64_t tile_dense_segs(const TileGemm *g, int n)
 }
 
 /* Keep the plan (bm, kc and the schedule) if its estimate est beats *best. */
-static void tile_take(TilePlan *pl, double *best, double est, int bm, int64_t kc, bool dbl, bool bres, bool apre)
+static void tile_take(TilePlan *pl, double *best, double est, int bm, int64_t kc, bool dbl, bool bres, bool apre, bool psum)
 {
 	if (*best >= 0 && est >= *best)
 		return;
 	*best = est;
+	pl->psum = psum;
 	pl->bm = bm;
 	pl->kc = kc;
 	pl->dbl = dbl;
@@ -226,6 +232,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	pl->kc = 0;
 	pl->bres = false;
 	pl->apre = false;
+	pl->psum = false;
 	pl->banks = (int)banks;
 	pl->rb = (int64_t)n * 4;
 	pl->tb = pl->rb * n;
@@ -248,22 +255,35 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 		bool rcond = !g->cv.on && !g->bt && !pl->os && (Mt + bm - 1) / bm > 1;
 		/* (A prefetched: where a panel tile's DMA outlasts the core's
 		 * instructions that issue it, and two row tiles or more) */
-		bool done[3] = {false, !rcond, !rcond || Jt <= bm || bm < 2 || tdma <= 10.0 * op};
-		for (int64_t kc = Kout; kc >= 1 && !(done[0] && done[1] && done[2]); kc--) {
+		/* (each also with the partial sums in the scratchpad: done[1]) */
+		bool done[2][3] = {{false, !rcond, !rcond || Jt <= bm || bm < 2 || tdma <= 10.0 * op}};
+		for (int i = 0; i < 3; i++)
+			done[1][i] = done[0][i];
+		for (int64_t kc = Kout; kc >= 1 && !(done[0][0] && done[0][1] && done[0][2] && done[1][0] && done[1][1] && done[1][2]);
+		     kc--) {
 			int64_t Kc = kc * Kin, chunks = (Kout + kc - 1) / kc, panels = (Mt + bm - 1) / bm;
-			if (panels * chunks > 256)
+			if (panels * chunks > 1024) /* (each step is code of its own: a bound on its size) */
 				break;
+			for (int ps = 0; ps < (chunks > 1 ? 2 : 1); ps++) {
 			/* (packed k: a spare tile after each stream buffer takes a
 			 * group's zero fill past its end; the k row is loaded whole) */
 			/* (a later chunk's partial sums: two buffers of bm tiles, the
-			 * second past the bias tiles) */
+			 * second past the bias tiles; in the scratchpad: a tile for
+			 * each of the panel's j (B resident: of every panel's) after
+			 * them) */
 			int64_t yb = chunks > 1 ? 3 * bm : g->bias >= 0 ? 2 * bm : 0;
+			if (ps)
+				yb += Jt * bm;
 			int64_t need = bm * Kc + 2 * Kc + 2 * bm + yb + 1 + (g->cv.packk ? 2 : 0);
-			int64_t rneed = bm * Kc + Jt * Kc + 2 * bm + yb + 1;
-			bool fit0 = !done[0] && need <= pl->spt && !(g->cv.packk && chunks > 1), fit1 = !done[1] && rneed <= pl->spt;
-			bool fit2 = !done[2] && rneed + bm * Kc <= pl->spt;
+			int64_t rneed = bm * Kc + Jt * Kc + 2 * bm + yb + 1 + (ps ? Jt * (Mt - bm) : 0);
+			bool fit0 = !done[ps][0] && need <= pl->spt && !(g->cv.packk && chunks > 1), fit1 = !done[ps][1] && rneed <= pl->spt;
+			bool fit2 = !done[ps][2] && rneed + bm * Kc <= pl->spt;
 			if (!fit0 && !fit1 && !fit2)
 				continue;
+			/* (the partial sums' traffic: out and back at each chunk
+			 * but the last, which only moves them out; in the
+			 * scratchpad: out once, the last chunk's) */
+			double pout = ps ? 1.0 / (double)chunks : chunks > 1 ? 2.0 : 1.0;
 			/* the panel and the first j's B row load while the array
 			 * idles: each tile a DMA, and the control core's instructions
 			 * that issue it (about 10 for a tile of A or of a matrix's B,
@@ -280,7 +300,10 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			/* (one j and one chunk: the B row loads once, not per panel) */
 			double btdma = tdma * (g->bspan > 1.0 ? g->bspan : 1.0);
 			double bfirst = fmax((double)Kc * btdma, bload) / (Jt == 1 && chunks == 1 ? (double)panels : 1.0);
-			double load = (double)(bm * Kc) * fmax(tdma, 10.0 * op) + bfirst,
+			/* (a panel tile: about 12 instructions a k, shared by the
+			 * panel's bm row tiles, and 5 a tile, as npusim runs them) */
+			double atile = fmax(tdma, (12.0 / (double)bm + 5.0) * op);
+			double load = (double)(bm * Kc) * atile + bfirst,
 			       compute = (double)(Jt * Kc * bm * n);
 			/* (output stationary: each accumulator switch drains the
 			 * array and refills it; with two output registers a PE the
@@ -288,7 +311,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			 * waits only where its k row is shorter than both) */
 			if (pl->os)
 				compute += (double)(Jt * bm) * (pl->obufs > 1 ? fmax(0.0, 3.0 * n - 2 - (double)(Kc * n)) : 3.0 * n - 2);
-			double stream = (double)(Jt * Kc) * btdma + (double)(Jt * bm * (chunks > 1 ? 2 : 1)) * tdma;
+			double stream = (double)(Jt * Kc) * btdma + (double)(Jt * bm) * pout * tdma;
 			/* one set of accumulators: at each j the array waits for the
 			 * results (2n - 1), their move out (n each) and a preload (n);
 			 * two sets (even and odd j of the innermost j dimension, which
@@ -313,8 +336,8 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 				busy += fmax(0.0, 1.3 * (double)Jt * bload - (double)(Jt * Kc * n));
 			double est = (double)(panels * chunks) * (load + busy + pl->lat + 3.0 * n);
 			if (fit0) {
-				done[0] = true;
-				tile_take(pl, &best, est, bm, kc, dbl, false, false);
+				done[ps][0] = true;
+				tile_take(pl, &best, est, bm, kc, dbl, false, false, ps);
 			}
 			/* B resident (a matrix B, weight stationary, several
 			 * panels; one set of accumulators): the panel's A and every
@@ -327,24 +350,25 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			 * DMA's command queue (16) with the array's next commands
 			 * behind them, and nothing overlapped) */
 			if (fit1 || fit2) {
-				double rcompute = (double)(Jt * Kc * bm * n) + (double)Jt * (double)(3 * n + bm * n);
-				double rstream = (double)(Jt * Kc) * tdma / (double)panels + (double)(Jt * bm * (chunks > 1 ? 2 : 1)) * tdma;
+				double rcompute = (double)(Jt * Kc * bm * n) + (dbl ? 0.0 : (double)Jt * (double)(3 * n + bm * n));
+				double rstream = (double)(Jt * Kc) * tdma / (double)panels + (double)(Jt * bm) * pout * tdma;
 				double rctrl = 1.3 * (double)Jt * (bload / (double)panels + op * ((double)Kc * 3.0 * bm + 30.0 * bm + 60.0));
-				double bfirstr = fmax((double)Kc * tdma, bload), aload = (double)(bm * Kc) * fmax(tdma, 10.0 * op);
+				double bfirstr = fmax((double)Kc * tdma, bload), aload = (double)(bm * Kc) * atile;
 				if (fit1) {
-					done[1] = true;
+					done[ps][1] = true;
 					double rest = (double)(panels * chunks) * (aload + bfirstr / (double)panels +
 										   fmax(rcompute, fmax(rstream, rctrl)) + pl->lat + 3.0 * n);
-					tile_take(pl, &best, rest, bm, kc, false, true, false);
+					tile_take(pl, &best, rest, bm, kc, dbl, true, false, ps);
 				}
 				if (fit2) {
-					done[2] = true;
+					done[ps][2] = true;
 					double pstream = rstream + (double)(bm * Kc) * tdma;
 					double pctrl = rctrl + 1.3 * op * ((double)(Jt * Kc) * 3.0 + (double)(bm * Kc) * 14.0);
 					double rest = (double)(panels * chunks) * (fmax(rcompute, fmax(pstream, pctrl)) + 3.0 * n) +
 						      (double)chunks * (aload + bfirstr + pl->lat);
-					tile_take(pl, &best, rest, bm, kc, false, true, true);
+					tile_take(pl, &best, rest, bm, kc, dbl, true, true, ps);
 				}
+			}
 			}
 		}
 	}
@@ -447,8 +471,21 @@ static void tile_fetch_partial(CG *c, const TileGemm *g, const TilePlan *pl, int
  * tiles (the first chunk, staged after yin) or zero; a later chunk's adds
  * the partial sums that tile_fetch_partial put at vreg ybuf (none before
  * the first j: jn < 1). */
+/* Partial sums in the scratchpad (TilePlan.psum): row tile ii's (of the
+ * panel) tiles at `base`, one a j; the j index is a vreg (jn) plus dj. */
+typedef struct {
+	int64_t base;  /* -1: partial sums through Y */
+	int64_t Jt;    /* j tiles */
+	int jn;        /* vreg */
+} TilePsum;
+
+static BursNode *tile_psum_at(CG *c, const TilePlan *pl, const TilePsum *ps, int ii, int64_t dj)
+{
+	return TOP(SEL_ADD_I, TI(ps->base + (ii * ps->Jt + dj) * pl->tb), tmul(c, R(ps->jn), pl->tb));
+}
+
 static void tile_init(CG *c, const TileGemm *g, const TilePlan *pl, int bm, bool first, int64_t yin, int jn, int ybuf,
-		      const int *acc)
+		      const TilePsum *ps, const int *acc)
 {
 	MFunc *f = c->f;
 	for (int ii = 0; ii < bm; ii++)
@@ -459,8 +496,10 @@ static void tile_init(CG *c, const TileGemm *g, const TilePlan *pl, int bm, bool
 	int skip = sel_new_label(f);
 	if (jn >= 0)
 		sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), skip);
+	/* (the tile of the previous j: jn - 1) */
 	for (int ii = 0; ii < bm; ii++)
-		sel_assign(f, acc[ii], sel_op(f, SEL_TLOAD, TOP(SEL_ADD_I, R(ybuf), TI(ii * pl->tb)), NULL, NULL));
+		sel_assign(f, acc[ii], sel_op(f, SEL_TLOAD, ps->base >= 0 ? tile_psum_at(c, pl, ps, ii, -1) : TOP(SEL_ADD_I, R(ybuf), TI(ii * pl->tb)),
+					      NULL, NULL));
 	sel_label(f, skip);
 }
 
@@ -699,10 +738,17 @@ static void tile_ypos_copy(CG *c, const TileYPos *to, const TileYPos *from)
 	}
 }
 
-/* The accumulators out to the tile's place; the staging buffer flips. */
+/* The accumulators out to the tile's place; the staging buffer flips.  A
+ * chunk before the last with the partial sums in the scratchpad: stored to
+ * the tiles of j index jn + dj there instead (ps non-NULL). */
 static void tile_emit_out(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int ocur, int64_t o01,
-			  const TileYPos *q, bool relu, const int *acc)
+			  const TileYPos *q, bool relu, const TilePsum *ps, int64_t dj, const int *acc)
 {
+	if (ps) {
+		for (int ii = 0; ii < bm; ii++)
+			sel_effect(c->f, TOP(SEL_TSTORE, tile_psum_at(c, pl, ps, ii, dj), R(acc[ii])));
+		return;
+	}
 	if (q->img >= 0)
 		tile_out_seg(c, g, pl, p0, bm, ocur, q->img, q->oh, q->fc, relu, acc);
 	else
@@ -728,9 +774,15 @@ static void tile_load_panel(CG *c, const TileGemm *g, const TilePlan *pl, int64_
 	int n = pl->n;
 	int kcnt = tile_keep(c, TI(0));
 	int kv[4];
+	/* (every k tile whole: one dmacfg before the loop) */
+	bool whole = g->k_ext % n == 0;
+	if (whole)
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(n * 4), TI(g->ld[0]), TI(0)));
 	tile_k_loops(c, g, kv, 0, k0, k1);
-	int kcols = tile_keep(c, tile_extent(c, kv[g->nk - 1], g->k_ext, n));
-	sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(kcols), TI(2)), TI(g->ld[0]), TI(0)));
+	if (!whole) {
+		int kcols = tile_keep(c, tile_extent(c, kv[g->nk - 1], g->k_ext, n));
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(kcols), TI(2)), TI(g->ld[0]), TI(0)));
+	}
 	int arow = tile_keep(c, tile_addr(c, R(g->base[0]), g->dk, kv, g->nk, 0));
 	for (int ii = 0; ii < bm; ii++) {
 		int64_t rows = g->m_ext - (p0 + ii) * n < n ? g->m_ext - (p0 + ii) * n : n;
@@ -754,9 +806,12 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 	int64_t chunks = (Kout + pl->kc - 1) / pl->kc;
 	if (c->p->loops) {
 		cg_indent(c);
-		fprintf(c->p->loops, "tiles %dx%d: panels of %d row tiles x %lld k tiles in the scratchpad, k in %lld chunk(s), "
+		fprintf(c->p->loops, "tiles %dx%d: panels of %d row tiles x %lld k tiles in the scratchpad, k in %lld chunk(s)%s, "
 				     "%s, %s; estimated %.0f cycles\n",
 			n, n, pl->bm, (long long)(pl->kc * Kin), (long long)chunks,
+			pl->psum && chunks > 1 ? (pl->bres ? " (the partial sums of every panel kept in the scratchpad)"
+							   : " (the panel's partial sums kept in the scratchpad)")
+					       : "",
 			pl->apre ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others), the next panel of A "
 				   "loaded during this one"
 			: pl->bres ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others)"
@@ -774,6 +829,12 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 	/* (panels outside the k chunks; B resident: the chunks outside, so
 	 * that the chunk's first panel loads B for the others) */
 	int64_t npanels = (Mt + pl->bm - 1) / pl->bm;
+	/* (partial sums in the scratchpad: past the staging, partial and
+	 * bias tiles of the layout a whole chunk has, the same for every
+	 * chunk and panel) */
+	int64_t KcM = pl->kc * Kin, sbM = (KcM + (g->cv.packk ? 1 : 0)) * pl->tb;
+	int64_t s0M = (pl->rb + (pl->apre ? 2 : 1) * pl->bm * KcM * pl->tb + pl->tb - 1) / pl->tb * pl->tb;
+	int64_t psbase = pl->psum && chunks > 1 ? s0M + (pl->bres ? Jt : 2) * sbM + 5 * pl->bm * pl->tb : -1;
 	for (int64_t step = 0; step < npanels * chunks; step++) {
 		int64_t p0 = (pl->bres ? step % npanels : step / chunks) * pl->bm, ch = pl->bres ? step / npanels : step % chunks;
 		int bm = (int)(Mt - p0 < pl->bm ? Mt - p0 : pl->bm);
@@ -817,6 +878,10 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			int64_t y2 = yin + 2 * bm * pl->tb;
 			int ybuf = tile_keep(c, TI(yin));
 			int jn = tile_keep(c, TI(0));
+			/* (B resident: every panel's partial sums, its row tiles' from
+			 * p0's) */
+			TilePsum psr = {psbase >= 0 ? psbase + (pl->bres ? p0 : 0) * Jt * pl->tb : -1, Jt, jn};
+			const TilePsum *pso = psr.base >= 0 && ch < chunks - 1 ? &psr : NULL;
 			/* flattened rows out by segments (the last chunk): the tile's
 			 * first row and column in the image (soh, sfc); where the
 			 * previous tile goes (yp), and with two sets of accumulators
@@ -854,8 +919,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				int brow = g->cv.on ? -1 : tile_keep(c, tile_addr(c, R(g->base[1]), g->dj, jv, g->nj, 1));
 				/* software pipelined: the k-row of j streams in while the array
 				 * works on j - 1 */
-				tile_init(c, g, pl, bm, ch == 0, yin, jn, ybuf, acc);
-				if (ch > 0) {
+				tile_init(c, g, pl, bm, ch == 0, yin, jn, ybuf, &psr, acc);
+				if (ch > 0 && psr.base < 0) {
 					/* this j's partial sums, into the other buffer, before
 					 * the array's work on j - 1 is queued: the next body's
 					 * tload finds them landed */
@@ -867,7 +932,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					/* the tile before the previous one, from the other set */
 					int skip2 = sel_new_label(f);
 					sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(2)), skip2);
-					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &ypp, relu, accs[half ^ 1]);
+					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &ypp, relu, pso, -2, accs[half ^ 1]);
 					sel_label(f, skip2);
 				}
 				/* (two versions of the k loop: with the array's work on j - 1,
@@ -899,6 +964,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					int nsub = pass == 0 && pl->os ? bm : 1;
 					for (int sub = 0; sub < nsub; sub++) {
 					bool loads = sub == 0;
+					int qsp0 = -1, qsrc0 = -1, qrowsv = -1;
+					bool qcfg = true;
 					sel_assign(f, kcnt, TI(0));
 					BursNode *src = NULL, *nrows = NULL;
 					if (!loads) {
@@ -967,6 +1034,19 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						 * dmacfg before each of its loads) */
 						if (!pre)
 							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
+						if (pre && pass == 0) {
+							/* (the next panel's prefetch: what does not
+							 * change with k computed once a j; and where
+							 * no B row loads in the loop and every k tile
+							 * is whole, its dmacfg too) */
+							qsp0 = tile_keep(c, TOP(SEL_ADD_I, TI(qreg - Kc * pl->tb), tmul(c, R(jn), Kc * pl->tb)));
+							qsrc0 = tile_keep(c, TOP(SEL_ADD_I, R(g->base[0]),
+										 tmul(c, TOP(SEL_ADD_I, R(jn), TI(q0 - 1)), g->di.off[0])));
+							qrowsv = tile_keep(c, TOP(SEL_MIN_I, TI(n), TOP(SEL_SUB_I, TI(g->m_ext - (q0 - 1) * n), tmul(c, R(jn), n))));
+							qcfg = !(breuse && g->k_ext % n == 0);
+							if (!qcfg)
+								sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(n * 4), TI(g->ld[0]), TI(0)));
+						}
 						tile_k_loops(c, g, kv, 0, k0, k1);
 						if (pre && loads && !breuse)
 							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
@@ -986,13 +1066,13 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						 * bodies jn = 1 .. qbm) */
 						int qskip = sel_new_label(f);
 						sel_branch(f, TOP(SEL_BRLT_I, TI(qbm), R(jn)), qskip);
-						BursNode *kcols = tile_extent(c, kv[g->nk - 1], g->k_ext, n);
-						sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, kcols, TI(2)), TI(g->ld[0]), TI(0)));
-						BursNode *arow = tile_addr(c, R(g->base[0]), g->dk, kv, g->nk, 0);
-						BursNode *qsp = TOP(SEL_ADD_I, TI(qreg - Kc * pl->tb), TOP(SEL_ADD_I, tmul(c, R(jn), Kc * pl->tb), R(kcnt)));
-						BursNode *qsrc = TOP(SEL_ADD_I, arow, tmul(c, TOP(SEL_ADD_I, R(jn), TI(q0 - 1)), g->di.off[0]));
-						BursNode *qrows = TOP(SEL_MIN_I, TI(n), TOP(SEL_SUB_I, TI(g->m_ext - (q0 - 1) * n), tmul(c, R(jn), n)));
-						sel_effect(f, sel_op(f, SEL_DMA_IN, qsp, qsrc, qrows));
+						if (qcfg) {
+							BursNode *kcols = tile_extent(c, kv[g->nk - 1], g->k_ext, n);
+							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, kcols, TI(2)), TI(g->ld[0]), TI(0)));
+						}
+						BursNode *qsp = TOP(SEL_ADD_I, R(qsp0), R(kcnt));
+						BursNode *qsrc = tile_addr(c, R(qsrc0), g->dk, kv, g->nk, 0);
+						sel_effect(f, sel_op(f, SEL_DMA_IN, qsp, qsrc, R(qrowsv)));
 						sel_label(f, qskip);
 					}
 					sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
@@ -1008,7 +1088,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				} else {
 					int skip = sel_new_label(f);
 					sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), skip);
-					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, acc);
+					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, pso, -1, acc);
 					sel_label(f, skip);
 				}
 				sel_assign(f, yp.y, tile_addr(c, R(g->base[2]), g->dj, jv, g->nj, 2));
@@ -1041,11 +1121,11 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				cg_loop_end(c);
 			/* the last j (the set the last body did not use) */
 			acc = accs[pl->dbl ? jcount % 2 : 0];
-			tile_init(c, g, pl, bm, ch == 0, yin, -1, ybuf, acc);
+			tile_init(c, g, pl, bm, ch == 0, yin, -1, ybuf, &psr, acc);
 			if (pl->dbl) {
 				int skip2 = sel_new_label(f);
 				sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(2)), skip2);
-				tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &ypp, relu, accs[(jcount % 2) ^ 1]);
+				tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &ypp, relu, pso, -2, accs[(jcount % 2) ^ 1]);
 				sel_label(f, skip2);
 			}
 			for (int sub = 0; sub < (pl->os ? bm : 1); sub++) {
@@ -1053,11 +1133,12 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
 				cg_loop_end(c);
 			}
-			tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, acc);
+			tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, pso, -1, acc);
 			/* (a later chunk reads Y back: its DMA must have landed; B
 			 * resident: the panels of a chunk write apart, a fence after
-			 * the chunk's last one) */
-			if (!pl->bres || p0 + pl->bm >= Mt)
+			 * the chunk's last one; partial sums in the scratchpad: only
+			 * the last step writes Y) */
+			if (psr.base >= 0 ? step == npanels * chunks - 1 : !pl->bres || p0 + pl->bm >= Mt)
 				sel_effect(f, sel_op(f, SEL_FENCE, NULL, NULL, NULL));
 		}
 	}

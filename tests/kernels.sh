@@ -230,11 +230,14 @@ if [ "$(grep -c 'conv on the array: output rows one by one, .* flattened over a 
 # instructions outlast the transfers) it does not (that run --check'ed).
 "$GDCC" "$SRCDIR/tests/backend/tile_bresident.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
 "$GDCC" "$SRCDIR/tests/backend/tile_bresident.ir" -t npu-systolic --param dma_bytes_per_cycle=1024 --emit=loops >"$tmp/loops2" 2>&1
-if [ "$(grep -c 'tiles 16x16: .* k in [2-9] chunk(s), B resident .*, the next panel of A loaded during this one' "$tmp/loops")" = 2 ] &&
-   [ "$(grep -c 'tiles 16x16: .* k in [2-9] chunk(s), B resident (each j.s k row loaded by the chunk.s first panel, kept for the others), one set' "$tmp/loops2")" = 2 ] &&
+# (and the partial sums of the k chunks kept in the scratchpad: every
+# panel's with B resident, the panel's with B streamed)
+if [ "$(grep -c 'tiles 16x16: .* k in [2-9] chunk(s) (the partial sums of every panel kept in the scratchpad), B resident .*, the next panel of A loaded during this one, two sets' "$tmp/loops")" = 2 ] &&
+   [ "$(grep -c 'tiles 16x16: .* k in [2-9] chunk(s), B resident (each j.s k row loaded by the chunk.s first panel, kept for the others), two sets' "$tmp/loops2")" = 1 ] &&
+   [ "$(grep -c 'tiles 16x16: .* k in [2-9] chunk(s) (the panel.s partial sums kept in the scratchpad), B streamed' "$tmp/loops2")" = 1 ] &&
    ! grep -q 'B resident' "$tmp/rbloops" &&
    "$GDCC" run "$SRCDIR/tests/backend/tile_bresident.ir" -t npu-systolic --param dma_bytes_per_cycle=1024 --check >"$tmp/out" 2>&1; then ok; else
-	bad "tile_bresident on npu-systolic: not B resident with A prefetched (16 B a cycle) and without (1024), or a mismatch"
+	bad "tile_bresident on npu-systolic: not B resident with A prefetched and every panel's partial sums kept (16 B a cycle), and B resident without, and a panel's partial sums kept (1024), or a mismatch"
 	grep -E 'tiles 16' "$tmp/loops" "$tmp/loops2" "$tmp/rbloops"; cat "$tmp/out"; fi
 # npu-systolic: a phase split of 132 (phase, column chunk) pairs (regression:
 # an internal error past 64).
