@@ -99,6 +99,10 @@ typedef struct {
 	 * panel's (B resident: of the whole product's) output, and loaded
 	 * back from it by the next chunk, instead of out to Y and back by DMA */
 	bool psum;
+	/* k-fused: each j's mmas in the k loop that loads its B row, right
+	 * after each k's loads (the command queue covers the DMA's latency),
+	 * instead of a j later: no j whose loads the array only waits for */
+	bool kf;
 	int64_t kc;            /* outer k indices per chunk */
 	double est;            /* estimated cycles */
 } TilePlan;
@@ -189,12 +193,14 @@ static int64_t tile_dense_segs(const TileGemm *g, int n)
 }
 
 /* Keep the plan (bm, kc and the schedule) if its estimate est beats *best. */
-static void tile_take(TilePlan *pl, double *best, double est, int bm, int64_t kc, bool dbl, bool bres, bool apre, bool psum)
+static void tile_take(TilePlan *pl, double *best, double est, int bm, int64_t kc, bool dbl, bool bres, bool apre, bool psum,
+		      bool kf)
 {
 	if (*best >= 0 && est >= *best)
 		return;
 	*best = est;
 	pl->psum = psum;
+	pl->kf = kf;
 	pl->bm = bm;
 	pl->kc = kc;
 	pl->dbl = dbl;
@@ -233,6 +239,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	pl->bres = false;
 	pl->apre = false;
 	pl->psum = false;
+	pl->kf = false;
 	pl->banks = (int)banks;
 	pl->rb = (int64_t)n * 4;
 	pl->tb = pl->rb * n;
@@ -249,6 +256,10 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	if (Mt <= 0 || Jt <= 0 || Kout <= 0 || Kin <= 0)
 		return false;
 	double tdma = (double)pl->tb / pl->bw, best = -1, op = tile_int_op(c);
+	/* (the engines' command queue: optional, the simulator's 16 where
+	 * the target does not say) */
+	const ParamInfo *cq = target_param(t, "command_queue");
+	int64_t queue = cq && !cq->str && cq->n == 1 && cq->values[0] >= 1 ? (int64_t)cq->values[0] : 16;
 	for (int bm = 1; bm <= slots && bm <= Mt && bm <= 64; bm++) {
 		/* (per bm, the largest k chunk that fits, with B streamed and
 		 * with B resident: smaller chunks of the same bm only cost more) */
@@ -335,9 +346,31 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			if (pl->os && Jt > 1)
 				busy += fmax(0.0, 1.3 * (double)Jt * bload - (double)(Jt * Kc * n));
 			double est = (double)(panels * chunks) * (load + busy + pl->lat + 3.0 * n);
+			/* k-fused (TilePlan.kf): the first j's row no longer loads
+			 * while the array idles (its first tile's latency and
+			 * transfer remain), where the command queue holds enough
+			 * work ahead of a k's loads to cover the DMA's latency and a
+			 * tile's transfer (the mmas of the k's in the queue: it
+			 * takes bm mmas (output stationary: 1) and the B tile's
+			 * DMAs (dense pixels: one a segment, and the zeroing one) a
+			 * k) and the control core has time to spare (else every
+			 * small wait of the array on a k's loads also exposes the
+			 * next weight preload), a single k chunk or the partial sums
+			 * in the scratchpad, and not k packed */
+			int64_t kcmds = (pl->os ? 1 : bm) + (g->cv.dense ? 1 + dsegs : 1);
+			double ahead = (double)(queue / kcmds) * (double)((pl->os ? 1 : bm) * n);
+			bool kfok = !g->cv.packk && (chunks == 1 || ps) && ahead >= pl->lat + btdma;
+			/* (and at each j after the first, the array waits for the
+			 * j's first loads, issued after the previous j's move out:
+			 * what the queue does not cover of their latency and the
+			 * core's per-j instructions, as in ctrl) */
+			double kfirst = pl->lat + 2.0 * btdma +
+					(double)Jt * fmax(0.0, pl->lat + btdma + 1.3 * op * (30.0 * bm + 60.0) - ahead);
 			if (fit0) {
 				done[ps][0] = true;
-				tile_take(pl, &best, est, bm, kc, dbl, false, false, ps);
+				tile_take(pl, &best, est, bm, kc, dbl, false, false, ps, false);
+				if (kfok && ctrl < 0.85 * compute)
+					tile_take(pl, &best, est - (double)(panels * chunks) * (bfirst - kfirst), bm, kc, dbl, false, false, ps, true);
 			}
 			/* B resident (a matrix B, weight stationary, several
 			 * panels; one set of accumulators): the panel's A and every
@@ -358,7 +391,10 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 					done[ps][1] = true;
 					double rest = (double)(panels * chunks) * (aload + bfirstr / (double)panels +
 										   fmax(rcompute, fmax(rstream, rctrl)) + pl->lat + 3.0 * n);
-					tile_take(pl, &best, rest, bm, kc, dbl, true, false, ps);
+					tile_take(pl, &best, rest, bm, kc, dbl, true, false, ps, false);
+					if (kfok && rctrl < 0.85 * rcompute)
+						tile_take(pl, &best, rest - (double)(panels * chunks) * (bfirstr / (double)panels - kfirst), bm, kc, dbl,
+							  true, false, ps, true);
 				}
 				if (fit2) {
 					done[ps][2] = true;
@@ -366,7 +402,9 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 					double pctrl = rctrl + 1.3 * op * ((double)(Jt * Kc) * 3.0 + (double)(bm * Kc) * 14.0);
 					double rest = (double)(panels * chunks) * (fmax(rcompute, fmax(pstream, pctrl)) + 3.0 * n) +
 						      (double)chunks * (aload + bfirstr + pl->lat);
-					tile_take(pl, &best, rest, bm, kc, dbl, true, true, ps);
+					tile_take(pl, &best, rest, bm, kc, dbl, true, true, ps, false);
+					if (kfok && pctrl < 0.85 * rcompute)
+						tile_take(pl, &best, rest - (double)chunks * (bfirstr - kfirst), bm, kc, dbl, true, true, ps, true);
 				}
 			}
 			}
@@ -485,7 +523,7 @@ static BursNode *tile_psum_at(CG *c, const TilePlan *pl, const TilePsum *ps, int
 }
 
 static void tile_init(CG *c, const TileGemm *g, const TilePlan *pl, int bm, bool first, int64_t yin, int jn, int ybuf,
-		      const TilePsum *ps, const int *acc)
+		      const TilePsum *ps, int64_t dj, const int *acc)
 {
 	MFunc *f = c->f;
 	for (int ii = 0; ii < bm; ii++)
@@ -496,9 +534,9 @@ static void tile_init(CG *c, const TileGemm *g, const TilePlan *pl, int bm, bool
 	int skip = sel_new_label(f);
 	if (jn >= 0)
 		sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), skip);
-	/* (the tile of the previous j: jn - 1) */
+	/* (the tile of j index jn + dj: the previous j's, or k-fused this one's) */
 	for (int ii = 0; ii < bm; ii++)
-		sel_assign(f, acc[ii], sel_op(f, SEL_TLOAD, ps->base >= 0 ? tile_psum_at(c, pl, ps, ii, -1) : TOP(SEL_ADD_I, R(ybuf), TI(ii * pl->tb)),
+		sel_assign(f, acc[ii], sel_op(f, SEL_TLOAD, ps->base >= 0 ? tile_psum_at(c, pl, ps, ii, dj) : TOP(SEL_ADD_I, R(ybuf), TI(ii * pl->tb)),
 					      NULL, NULL));
 	sel_label(f, skip);
 }
@@ -807,7 +845,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 	if (c->p->loops) {
 		cg_indent(c);
 		fprintf(c->p->loops, "tiles %dx%d: panels of %d row tiles x %lld k tiles in the scratchpad, k in %lld chunk(s)%s, "
-				     "%s, %s; estimated %.0f cycles\n",
+				     "%s, %s%s; estimated %.0f cycles\n",
 			n, n, pl->bm, (long long)(pl->kc * Kin), (long long)chunks,
 			pl->psum && chunks > 1 ? (pl->bres ? " (the partial sums of every panel kept in the scratchpad)"
 							   : " (the panel's partial sums kept in the scratchpad)")
@@ -816,7 +854,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				   "loaded during this one"
 			: pl->bres ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others)"
 				 : "B streamed by double-buffered DMA",
-			pl->dbl ? "two sets of accumulators (even and odd j)" : "one set of accumulators", pl->est);
+			pl->dbl ? "two sets of accumulators (even and odd j)" : "one set of accumulators",
+			pl->kf ? ", each j's mmas as its row loads (k-fused)" : "", pl->est);
 	}
 	/* (two sets of accumulators: the body of an even j of the innermost j
 	 * dimension uses the first, an odd j the second, so that the array
@@ -919,7 +958,11 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				int brow = g->cv.on ? -1 : tile_keep(c, tile_addr(c, R(g->base[1]), g->dj, jv, g->nj, 1));
 				/* software pipelined: the k-row of j streams in while the array
 				 * works on j - 1 */
-				tile_init(c, g, pl, bm, ch == 0, yin, jn, ybuf, &psr, acc);
+				bool kf = pl->kf;
+				if (kf)
+					tile_init(c, g, pl, bm, ch == 0, yin, -1, ybuf, &psr, 0, acc);
+				else
+					tile_init(c, g, pl, bm, ch == 0, yin, jn, ybuf, &psr, -1, acc);
 				if (ch > 0 && psr.base < 0) {
 					/* this j's partial sums, into the other buffer, before
 					 * the array's work on j - 1 is queued: the next body's
@@ -928,7 +971,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					int ynow = tile_keep(c, tile_addr(c, R(g->base[2]), g->dj, jv, g->nj, 2));
 					tile_fetch_partial(c, g, pl, p0, bm, ybuf, ynow, jcols);
 				}
-				if (pl->dbl) {
+				if (pl->dbl && !kf) {
 					/* the tile before the previous one, from the other set */
 					int skip2 = sel_new_label(f);
 					sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(2)), skip2);
@@ -942,7 +985,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				for (int pass = 0; pass < 2; pass++) {
 					if (pass == 1)
 						sel_label(f, first_j);
-					if (pass == 1 && breuse)
+					if (pass == 1 && breuse && !kf)
 						continue; /* (B's rows are in from the chunk's first panel) */
 					if (g->cv.packk) {
 						/* the array's work on j - 1 (output stationary: one
@@ -961,13 +1004,30 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					/* output stationary: one accumulator at a time through the
 					 * whole k row (each switch drains and refills the array);
 					 * weight stationary: all of them at each k */
-					int nsub = pass == 0 && pl->os ? bm : 1;
+					/* (k-fused: the mmas in both passes, on this j's row;
+					 * B resident from the chunk's first panel: no loads) */
+					bool mmas = pass == 0 || kf;
+					int mbuf = kf ? cur : prev;
+					int nsub = mmas && pl->os ? bm : 1;
 					for (int sub = 0; sub < nsub; sub++) {
-					bool loads = sub == 0;
+					bool loads = sub == 0 && !(kf && breuse);
 					int qsp0 = -1, qsrc0 = -1, qrowsv = -1;
 					bool qcfg = true;
 					sel_assign(f, kcnt, TI(0));
 					BursNode *src = NULL, *nrows = NULL;
+					if (pre && pass == 0) {
+						/* (the next panel's prefetch: what does not
+						 * change with k computed once a j; and where
+						 * no B row loads in the loop and every k tile
+						 * is whole, its dmacfg too) */
+						qsp0 = tile_keep(c, TOP(SEL_ADD_I, TI(qreg - Kc * pl->tb), tmul(c, R(jn), Kc * pl->tb)));
+						qsrc0 = tile_keep(c, TOP(SEL_ADD_I, R(g->base[0]),
+									 tmul(c, TOP(SEL_ADD_I, R(jn), TI(q0 - 1)), g->di.off[0])));
+						qrowsv = tile_keep(c, TOP(SEL_MIN_I, TI(n), TOP(SEL_SUB_I, TI(g->m_ext - (q0 - 1) * n), tmul(c, R(jn), n))));
+						qcfg = !(breuse && g->k_ext % n == 0);
+						if (!qcfg)
+							sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(n * 4), TI(g->ld[0]), TI(0)));
+					}
 					if (!loads) {
 						tile_k_loops(c, g, kv, 0, k0, k1);
 					} else if (g->cv.dense) {
@@ -975,8 +1035,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						 * output-row segment of the j tile's pixels */
 						tile_k_loops(c, g, kv, 0, k0, k1);
 						tile_conv_dense(c, g, pl, jv, kv, cur, kcnt, jcols, soh, sfc);
-						if (pass == 0)
-							tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, prev, kcnt, acc);
+						if (mmas)
+							tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, mbuf, kcnt, acc);
 						sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
 						for (int i = g->nk - 1; i >= 0; i--)
 							cg_loop_end(c);
@@ -1016,8 +1076,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 							BursNode *cn = TOP(SEL_MIN_I, tile_extent(c, kv[2], g->k_ext, n), tmul(c, R(valid), n));
 							BursNode *csp = TOP(SEL_ADD_I, R(cur), R(kcnt));
 							sel_effect(f, sel_op(f, SEL_DMA_IN, csp, csrc, cn));
-							if (pass == 0)
-								tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, prev, kcnt, acc);
+							if (mmas)
+								tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, mbuf, kcnt, acc);
 							sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
 							cg_loop_end(c);
 						}
@@ -1034,19 +1094,6 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						 * dmacfg before each of its loads) */
 						if (!pre)
 							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
-						if (pre && pass == 0) {
-							/* (the next panel's prefetch: what does not
-							 * change with k computed once a j; and where
-							 * no B row loads in the loop and every k tile
-							 * is whole, its dmacfg too) */
-							qsp0 = tile_keep(c, TOP(SEL_ADD_I, TI(qreg - Kc * pl->tb), tmul(c, R(jn), Kc * pl->tb)));
-							qsrc0 = tile_keep(c, TOP(SEL_ADD_I, R(g->base[0]),
-										 tmul(c, TOP(SEL_ADD_I, R(jn), TI(q0 - 1)), g->di.off[0])));
-							qrowsv = tile_keep(c, TOP(SEL_MIN_I, TI(n), TOP(SEL_SUB_I, TI(g->m_ext - (q0 - 1) * n), tmul(c, R(jn), n))));
-							qcfg = !(breuse && g->k_ext % n == 0);
-							if (!qcfg)
-								sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(n * 4), TI(g->ld[0]), TI(0)));
-						}
 						tile_k_loops(c, g, kv, 0, k0, k1);
 						if (pre && loads && !breuse)
 							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
@@ -1059,8 +1106,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						BursNode *sp = TOP(SEL_ADD_I, R(cur), R(kcnt));
 						sel_effect(f, sel_op(f, SEL_DMA_IN, sp, src, nrows));
 					}
-					if (pass == 0)
-						tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kcnt, acc);
+					if (mmas)
+						tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, mbuf, kcnt, acc);
 					if (pass == 0 && pre) {
 						/* the next panel's row tile jn - 1 at this k (the
 						 * bodies jn = 1 .. qbm) */
@@ -1083,7 +1130,17 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), k_done);
 				}
 				sel_label(f, k_done);
-				if (pl->dbl) {
+				if (kf && pl->dbl) {
+					/* the previous j's, from the other set: after this
+					 * j's loads (in the DMA's queue, its move out waits
+					 * for the tstore; the loads must not wait behind it) */
+					int skip2 = sel_new_label(f);
+					sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(1)), skip2);
+					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, pso, -1, accs[half ^ 1]);
+					sel_label(f, skip2);
+				} else if (kf) {
+					/* (this j's out below, once yp is its place) */
+				} else if (pl->dbl) {
 					tile_ypos_copy(c, &ypp, &yp);
 				} else {
 					int skip = sel_new_label(f);
@@ -1108,6 +1165,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					sel_assign(f, sfc, TOP(SEL_SUB_I, R(sfc), tmul(c, R(wrap), W)));
 					sel_assign(f, soh, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(soh), R(wrap)), TI(n / W)));
 				}
+				if (kf && !pl->dbl)
+					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, pso, 0, acc);
 				sel_assign(f, prev, R(cur));
 				if (pl->bres)
 					sel_assign(f, cur, TOP(SEL_ADD_I, R(cur), TI(sb)));
@@ -1119,21 +1178,28 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				sel_label(f, jodd_skip);
 			for (int i = g->nj - 1; i >= 0; i--)
 				cg_loop_end(c);
-			/* the last j (the set the last body did not use) */
-			acc = accs[pl->dbl ? jcount % 2 : 0];
-			tile_init(c, g, pl, bm, ch == 0, yin, -1, ybuf, &psr, acc);
-			if (pl->dbl) {
-				int skip2 = sel_new_label(f);
-				sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(2)), skip2);
-				tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &ypp, relu, pso, -2, accs[(jcount % 2) ^ 1]);
-				sel_label(f, skip2);
+			if (pl->kf) {
+				/* (k-fused: every j computed in its body; two sets: the
+				 * last j's out) */
+				if (pl->dbl)
+					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, pso, -1, accs[(jcount % 2) ^ 1]);
+			} else {
+				/* the last j (the set the last body did not use) */
+				acc = accs[pl->dbl ? jcount % 2 : 0];
+				tile_init(c, g, pl, bm, ch == 0, yin, -1, ybuf, &psr, -1, acc);
+				if (pl->dbl) {
+					int skip2 = sel_new_label(f);
+					sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(2)), skip2);
+					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &ypp, relu, pso, -2, accs[(jcount % 2) ^ 1]);
+					sel_label(f, skip2);
+				}
+				for (int sub = 0; sub < (pl->os ? bm : 1); sub++) {
+					int kk = cg_loop_begin(c, 0, Kc * pl->tb, (int)pl->tb);
+					tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
+					cg_loop_end(c);
+				}
+				tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, pso, -1, acc);
 			}
-			for (int sub = 0; sub < (pl->os ? bm : 1); sub++) {
-				int kk = cg_loop_begin(c, 0, Kc * pl->tb, (int)pl->tb);
-				tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
-				cg_loop_end(c);
-			}
-			tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, pso, -1, acc);
 			/* (a later chunk reads Y back: its DMA must have landed; B
 			 * resident: the panels of a chunk write apart, a fence after
 			 * the chunk's last one; partial sums in the scratchpad: only
