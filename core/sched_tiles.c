@@ -885,7 +885,10 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			/* (A prefetched: two panel regions in turn) */
 			int64_t preg = pl->bm * pl->kc * Kin * pl->tb;
 			int64_t panel = pl->rb + (pl->apre ? step % 2 : 0) * preg;
-			int64_t s0 = (pl->rb + (pl->apre ? 2 * preg : (pl->bres ? pl->bm : bm) * Kc * pl->tb) + pl->tb - 1) / pl->tb * pl->tb;
+			/* (the stream buffers past a whole panel, whatever this
+			 * panel's rows: a B row kept from the first panel (B
+			 * resident, or one j and one chunk) is where it put it) */
+			int64_t s0 = (pl->rb + (pl->apre ? 2 * preg : pl->bm * Kc * pl->tb) + pl->tb - 1) / pl->tb * pl->tb;
 			/* (the chunk's next panel, prefetched during this one) */
 			bool pre = pl->apre && p0 + pl->bm < Mt;
 			int64_t q0 = p0 + pl->bm, qreg = pl->rb + ((step + 1) % 2) * preg;

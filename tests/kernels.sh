@@ -243,5 +243,20 @@ if [ "$(grep -c 'tiles 16x16: .* k in [2-9] chunk(s) (the partial sums of every 
 # an internal error past 64).
 if "$GDCC" "$SRCDIR/tests/backend/conv_phase_wide.ir" -t npu-systolic --emit=loops 2>&1 | grep -q 'phase split by DMA: 36 rows of 2100 into 2 phases of 1050'; then ok; else
 	bad "conv_phase_wide on npu-systolic: not split by phase by DMA"; fi
+# npu-systolic: the k-fused schedule, where the command queue covers the
+# DMA's latency (32 x 32, generous DMA): all three products weight
+# stationary, the matrix-vector one output stationary; both checked.
+big="--param array_rows=32 --param array_cols=32 --param dma_bytes_per_cycle=1024 --param scratchpad_bytes=4194304"
+# shellcheck disable=SC2086
+"$GDCC" "$SRCDIR/tests/backend/tile_kfused.ir" -t npu-systolic $big --emit=loops >"$tmp/loops" 2>&1
+# shellcheck disable=SC2086
+"$GDCC" "$SRCDIR/tests/backend/tile_kfused.ir" -t npu-systolic $big --param dataflow=output_stationary --emit=loops >"$tmp/loops.os" 2>&1
+# shellcheck disable=SC2086
+if [ "$(grep -c 'tiles 32x32: .*(k-fused)' "$tmp/loops")" = 3 ] &&
+   grep -q 'tiles 32x32: panels of 1 row tiles .*(k-fused)' "$tmp/loops.os" &&
+   "$GDCC" run "$SRCDIR/tests/backend/tile_kfused.ir" -t npu-systolic $big --check >"$tmp/out" 2>&1 &&
+   "$GDCC" run "$SRCDIR/tests/backend/tile_kfused.ir" -t npu-systolic $big --param dataflow=output_stationary --check >>"$tmp/out" 2>&1; then ok; else
+	bad "tile_kfused on npu-systolic at 32 x 32: not three k-fused products (weight stationary) and the vector's (output stationary), or a mismatch"
+	grep tiles "$tmp/loops" "$tmp/loops.os"; cat "$tmp/out"; fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
