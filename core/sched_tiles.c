@@ -301,12 +301,12 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			 * 24 for a convolution's gathered B tile) */
 			/* (packed k: 4 instructions a (kw, kh) group, 10 where the
 			 * padding is clipped, and 10 a kernel column) */
-			/* (dense pixels: 8 a k tile and 26 a segment, as npusim runs
-			 * them) */
+			/* (dense pixels: 10 a k tile and 7 a segment, and 14 a
+			 * segment once a j for what its DMAs need at every k) */
 			int64_t dsegs = g->cv.dense ? tile_dense_segs(g, n) : 0;
 			double bload = g->cv.packk  ? (double)(g->cv.KW * g->cv.KH) * (g->cv.clip ? 10.0 : 4.0) * op +
 							      (double)g->cv.KW * (g->cv.clip ? 10.0 : 0.0) * op
-				       : g->cv.dense ? (double)Kc * (8.0 + 26.0 * (double)dsegs) * op
+				       : g->cv.dense ? ((double)Kc * (10.0 + 7.0 * (double)dsegs) + 14.0 * (double)dsegs) * op
 						     : (double)Kc * (g->cv.on ? 24.0 : 10.0) * op;
 			/* (one j and one chunk: the B row loads once, not per panel) */
 			double btdma = tdma * (g->bspan > 1.0 ? g->bspan : 1.0);
@@ -705,17 +705,61 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 		sel_label(f, done);
 }
 
+/* What a dense-pixel j tile's segments need at every k, computed once a j
+ * (vregs, segs of each): the DMA's row length and skip (bytes), the rows a
+ * segment moves when the channel tile is whole (n, or 0 for an empty
+ * segment), and its first pixel's offset from the k tile's address. */
+typedef struct {
+	int64_t segs;
+	int *len, *skip, *rows, *off;
+} TileDenseJ;
+
+static TileDenseJ tile_dense_prep(CG *c, const TileGemm *g, const TilePlan *pl, const int *jv, int jcols, int oh, int fc)
+{
+	const TileConv *q = &g->cv;
+	int n = pl->n;
+	int64_t rowb = q->W * 4, plane = q->H * rowb;
+	TileDenseJ d = {tile_dense_segs(g, n), NULL, NULL, NULL, NULL};
+	d.len = xcalloc((size_t)d.segs, sizeof *d.len);
+	d.skip = xcalloc((size_t)d.segs, sizeof *d.skip);
+	d.rows = xcalloc((size_t)d.segs, sizeof *d.rows);
+	d.off = xcalloc((size_t)d.segs, sizeof *d.off);
+	/* the image's part of the address and the tile's first row's */
+	int jb = tile_keep(c, TOP(SEL_ADD_I, tmul(c, R(jv[0]), q->C * plane), tmul(c, R(oh), q->sh * rowb)));
+	for (int64_t s = 0; s < d.segs; s++) {
+		/* the tile's columns [a, b) are row oh + s's pixels from a + fc - s WO */
+		int av = tile_keep(c, s ? TOP(SEL_SUB_I, TI(s * q->WO), R(fc)) : TI(0));
+		BursNode *b = TOP(SEL_MIN_I, R(jcols), TOP(SEL_SUB_I, TI((s + 1) * q->WO), R(fc)));
+		int len = tile_keep(c, TOP(SEL_SUB_I, b, R(av)));
+		d.rows[s] = tile_keep(c, tmul(c, TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(len), TI(0)), TI(1)), n));
+		d.len[s] = tile_keep(c, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(len), TI(1)), TI(2)));
+		d.skip[s] = tile_keep(c, TOP(SEL_SHL_I, TOP(SEL_MIN_I, R(av), TI(n - 1)), TI(2)));
+		/* its first pixel: column fc (the first row) or 0, of row oh + s */
+		BursNode *off = TOP(SEL_ADD_I, R(jb), TI(s * q->sh * rowb));
+		if (!s)
+			off = TOP(SEL_ADD_I, off, tmul(c, R(fc), q->sw * 4));
+		d.off[s] = tile_keep(c, off);
+	}
+	return d;
+}
+
+static void tile_dense_free(TileDenseJ *d)
+{
+	free(d->len);
+	free(d->skip);
+	free(d->rows);
+	free(d->off);
+}
+
 /* A dense-pixel convolution's B tile k (kv: kernel row, kernel column,
- * channel tile) for the j tile whose first pixel is column fc of output
- * row oh (jcols pixels) into the buffer at buf + kofs: zeroed by a DMA of
- * no rows (rows past the channels meet A's zero columns: stale values
- * there could be infinities, and 0 x inf is NaN), then each output row's
- * segment of the tile, ccols channel rows
- * one plane apart, one dma.in.keep at the segment's first column (every
- * sw-th input column gathered with dma.estride for a stride).  No padding:
- * every pixel's window is inside the image. */
-static void tile_conv_dense(CG *c, const TileGemm *g, const TilePlan *pl, const int *jv, const int *kv, int buf, int kofs,
-			    int jcols, int oh, int fc)
+ * channel tile) for the j tile of d (tile_dense_prep) into the buffer at
+ * buf + kofs: zeroed by a DMA of no rows (rows past the channels meet A's
+ * zero columns: stale values there could be infinities, and 0 x inf is
+ * NaN), then each output row's segment of the tile, ccols channel rows one
+ * plane apart, one dma.in.keep at the segment's first column (every sw-th
+ * input column gathered with dma.estride for a stride).  No padding: every
+ * pixel's window is inside the image. */
+static void tile_conv_dense(CG *c, const TileGemm *g, const TilePlan *pl, const TileDenseJ *d, const int *kv, int buf, int kofs)
 {
 	MFunc *f = c->f;
 	const TileConv *q = &g->cv;
@@ -723,28 +767,17 @@ static void tile_conv_dense(CG *c, const TileGemm *g, const TilePlan *pl, const 
 	int64_t rowb = q->W * 4, plane = q->H * rowb;
 	int sp = tile_keep(c, TOP(SEL_ADD_I, R(buf), R(kofs)));
 	sel_effect(f, sel_op(f, SEL_DMA_IN, R(sp), R(g->base[1]), TI(0)));
-	int ccols = tile_keep(c, tile_extent(c, kv[2], g->k_ext, n));
-	/* the k tile's and the image's part of the address, and the tile's
-	 * first row's first input pixel */
-	BursNode *kb = TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(g->base[1]), tmul(c, R(jv[0]), q->C * plane)),
-			   TOP(SEL_ADD_I, tmul(c, R(kv[0]), q->dh * rowb), TOP(SEL_ADD_I, tmul(c, R(kv[1]), q->dw * 4), tmul(c, R(kv[2]), n * plane))));
-	int base = tile_keep(c, TOP(SEL_ADD_I, kb, tmul(c, R(oh), q->sh * rowb)));
-	int64_t segs = tile_dense_segs(g, n);
-	for (int64_t s = 0; s < segs; s++) {
-		/* the tile's columns [a, b) are row oh + s's pixels from a + fc - s WO */
-		int av = tile_keep(c, s ? TOP(SEL_SUB_I, TI(s * q->WO), R(fc)) : TI(0));
-		BursNode *b = TOP(SEL_MIN_I, R(jcols), TOP(SEL_SUB_I, TI((s + 1) * q->WO), R(fc)));
-		int len = tile_keep(c, TOP(SEL_SUB_I, b, R(av)));
-		int ok = tile_keep(c, TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(len), TI(0)), TI(1)));
-		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(len), TI(1)), TI(2)), TI(plane),
-				     TOP(SEL_SHL_I, TOP(SEL_MIN_I, R(av), TI(n - 1)), TI(2))));
+	/* (every channel tile whole: a segment's rows as computed a j) */
+	int ccols = g->k_ext % n == 0 ? -1 : tile_keep(c, tile_extent(c, kv[2], g->k_ext, n));
+	/* the k tile's part of the address */
+	int kb = tile_keep(c, TOP(SEL_ADD_I, R(g->base[1]), TOP(SEL_ADD_I, tmul(c, R(kv[0]), q->dh * rowb),
+								 TOP(SEL_ADD_I, tmul(c, R(kv[1]), q->dw * 4), tmul(c, R(kv[2]), n * plane)))));
+	for (int64_t s = 0; s < d->segs; s++) {
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, R(d->len[s]), TI(plane), R(d->skip[s])));
 		if (q->sw > 1)
 			sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, TI(q->sw * 4), NULL, NULL));
-		/* its first pixel: column fc (the first row) or 0, of row oh + s */
-		BursNode *src = TOP(SEL_ADD_I, R(base), TI(s * q->sh * rowb));
-		if (!s)
-			src = TOP(SEL_ADD_I, src, tmul(c, R(fc), q->sw * 4));
-		sel_effect(f, sel_op(f, SEL_DMA_IN_KEEP, R(sp), src, TOP(SEL_MIN_I, R(ccols), tmul(c, R(ok), n))));
+		BursNode *rows = ccols < 0 ? R(d->rows[s]) : TOP(SEL_MIN_I, R(ccols), R(d->rows[s]));
+		sel_effect(f, sel_op(f, SEL_DMA_IN_KEEP, R(sp), TOP(SEL_ADD_I, R(kb), R(d->off[s])), rows));
 	}
 }
 
@@ -1036,13 +1069,15 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					} else if (g->cv.dense) {
 						/* dense pixels: each k tile zeroed, then one DMA per
 						 * output-row segment of the j tile's pixels */
+						TileDenseJ dj = tile_dense_prep(c, g, pl, jv, jcols, soh, sfc);
 						tile_k_loops(c, g, kv, 0, k0, k1);
-						tile_conv_dense(c, g, pl, jv, kv, cur, kcnt, jcols, soh, sfc);
+						tile_conv_dense(c, g, pl, &dj, kv, cur, kcnt);
 						if (mmas)
 							tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, mbuf, kcnt, acc);
 						sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
 						for (int i = g->nk - 1; i >= 0; i--)
 							cg_loop_end(c);
+						tile_dense_free(&dj);
 					} else if (g->cv.on) {
 						/* a convolution's B tile: channels ci0.. of input row ih at
 						 * columns iw0.., clipped to the image; the DMA zero-fills
