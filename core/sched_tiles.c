@@ -103,6 +103,9 @@ typedef struct {
 	 * after each k's loads (the command queue covers the DMA's latency),
 	 * instead of a j later: no j whose loads the array only waits for */
 	bool kf;
+	/* and the first j's k loop loads the panel's A too (weight
+	 * stationary: tile_panel_k) */
+	bool akf;
 	int64_t kc;            /* outer k indices per chunk */
 	double est;            /* estimated cycles */
 } TilePlan;
@@ -194,13 +197,14 @@ static int64_t tile_dense_segs(const TileGemm *g, int n)
 
 /* Keep the plan (bm, kc and the schedule) if its estimate est beats *best. */
 static void tile_take(TilePlan *pl, double *best, double est, int bm, int64_t kc, bool dbl, bool bres, bool apre, bool psum,
-		      bool kf)
+		      bool kf, bool akf)
 {
 	if (*best >= 0 && est >= *best)
 		return;
 	*best = est;
 	pl->psum = psum;
 	pl->kf = kf;
+	pl->akf = akf;
 	pl->bm = bm;
 	pl->kc = kc;
 	pl->dbl = dbl;
@@ -240,6 +244,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	pl->apre = false;
 	pl->psum = false;
 	pl->kf = false;
+	pl->akf = false;
 	pl->banks = (int)banks;
 	pl->rb = (int64_t)n * 4;
 	pl->tb = pl->rb * n;
@@ -366,11 +371,26 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			 * core's per-j instructions, as in ctrl) */
 			double kfirst = pl->lat + 2.0 * btdma +
 					(double)Jt * fmax(0.0, pl->lat + btdma + 1.3 * op * (30.0 * bm + 60.0) - ahead);
+			/* (and, weight stationary, the panel's A loads in the first
+			 * j's k loop: hidden behind its work, up to the array's time
+			 * for that j; output stationary loads them before: its first
+			 * accumulator's pass, which issues the loads, has a k row's
+			 * work only) */
+			/* (less what the queue, with the A loads in it too, no
+			 * longer covers of the latency at each k: taken only where
+			 * that gains) */
+			double ahead2 = (double)(queue / (kcmds + bm)) * (double)(bm * n);
+			double asave = pl->os ? 0.0
+					      : fmin((double)(bm * Kc) * atile, (double)(Kc * bm * n)) -
+							(double)Kc * fmax(0.0, pl->lat + btdma - ahead2);
+			bool akf = asave > 0;
+			if (akf)
+				kfirst -= asave;
 			if (fit0) {
 				done[ps][0] = true;
-				tile_take(pl, &best, est, bm, kc, dbl, false, false, ps, false);
+				tile_take(pl, &best, est, bm, kc, dbl, false, false, ps, false, false);
 				if (kfok && ctrl < 0.85 * compute)
-					tile_take(pl, &best, est - (double)(panels * chunks) * (bfirst - kfirst), bm, kc, dbl, false, false, ps, true);
+					tile_take(pl, &best, est - (double)(panels * chunks) * (bfirst - kfirst), bm, kc, dbl, false, false, ps, true, akf);
 			}
 			/* B resident (a matrix B, weight stationary, several
 			 * panels; one set of accumulators): the panel's A and every
@@ -391,10 +411,10 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 					done[ps][1] = true;
 					double rest = (double)(panels * chunks) * (aload + bfirstr / (double)panels +
 										   fmax(rcompute, fmax(rstream, rctrl)) + pl->lat + 3.0 * n);
-					tile_take(pl, &best, rest, bm, kc, dbl, true, false, ps, false);
+					tile_take(pl, &best, rest, bm, kc, dbl, true, false, ps, false, false);
 					if (kfok && rctrl < 0.85 * rcompute)
 						tile_take(pl, &best, rest - (double)(panels * chunks) * (bfirstr / (double)panels - kfirst), bm, kc, dbl,
-							  true, false, ps, true);
+							  true, false, ps, true, akf);
 				}
 				if (fit2) {
 					done[ps][2] = true;
@@ -402,9 +422,9 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 					double pctrl = rctrl + 1.3 * op * ((double)(Jt * Kc) * 3.0 + (double)(bm * Kc) * 14.0);
 					double rest = (double)(panels * chunks) * (fmax(rcompute, fmax(pstream, pctrl)) + 3.0 * n) +
 						      (double)chunks * (aload + bfirstr + pl->lat);
-					tile_take(pl, &best, rest, bm, kc, dbl, true, true, ps, false);
+					tile_take(pl, &best, rest, bm, kc, dbl, true, true, ps, false, false);
 					if (kfok && pctrl < 0.85 * rcompute)
-						tile_take(pl, &best, rest - (double)chunks * (bfirstr - kfirst), bm, kc, dbl, true, true, ps, true);
+						tile_take(pl, &best, rest - (double)chunks * (bfirstr - kfirst), bm, kc, dbl, true, true, ps, true, akf);
 				}
 			}
 			}
@@ -865,6 +885,39 @@ static void tile_load_panel(CG *c, const TileGemm *g, const TilePlan *pl, int64_
 		cg_loop_end(c);
 }
 
+/* The panel's A tiles at k tile kv (rows of tiles p0..p0+bm) into panel +
+ * ii Kc tiles + kofs: k-fused, the first j's k loop loads the panel with
+ * its B row instead of before it (tile_load_panel), so that the array
+ * starts on the first k at once.  Sets A's dmacfg: a B load after it in
+ * the loop sets its own again. */
+static void tile_panel_k(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, const int *kv, int kofs, int64_t Kc,
+			 int64_t panel)
+{
+	MFunc *f = c->f;
+	int n = pl->n;
+	BursNode *kcols = g->k_ext % n == 0 ? TI(n) : tile_extent(c, kv[g->nk - 1], g->k_ext, n);
+	sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, kcols, TI(2)), TI(g->ld[0]), TI(0)));
+	int arow = tile_keep(c, tile_addr(c, R(g->base[0]), g->dk, kv, g->nk, 0));
+	for (int ii = 0; ii < bm; ii++) {
+		int64_t rows = g->m_ext - (p0 + ii) * n < n ? g->m_ext - (p0 + ii) * n : n;
+		BursNode *sp = TOP(SEL_ADD_I, TI(panel + ii * Kc * pl->tb), R(kofs));
+		BursNode *src = (p0 + ii) * g->di.off[0] != 0 ? TOP(SEL_ADD_I, R(arow), TI((p0 + ii) * g->di.off[0])) : R(arow);
+		sel_effect(f, sel_op(f, SEL_DMA_IN, sp, src, TI(rows)));
+	}
+}
+
+/* A convolution's gathered B tiles' dmacfg (and dmaes) for kernel column
+ * offset: cnt columns from lo, the tile's first column iw0 (vregs). */
+static void tconv_bcfg(CG *c, const TileConv *q, int n, int cnt, int lo, int iw0)
+{
+	MFunc *f = c->f;
+	int64_t rowb = tconv_rowb(q);
+	sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * rowb),
+			     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
+	if (q->es)
+		sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, TI(q->sw * 4), NULL, NULL));
+}
+
 static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 {
 	MFunc *f = c->f;
@@ -888,7 +941,10 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			: pl->bres ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others)"
 				 : "B streamed by double-buffered DMA",
 			pl->dbl ? "two sets of accumulators (even and odd j)" : "one set of accumulators",
-			pl->kf ? ", each j's mmas as its row loads (k-fused)" : "", pl->est);
+			pl->kf ? (pl->akf ? ", each j's mmas as its row loads (k-fused; the panel's A with the first j's row)"
+					  : ", each j's mmas as its row loads (k-fused)")
+			       : "",
+			pl->est);
 	}
 	/* (two sets of accumulators: the body of an even j of the innermost j
 	 * dimension uses the first, an odd j the second, so that the array
@@ -940,7 +996,9 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			/* load the panel: A rows of tiles p0..p0+bm, k chunk */
 			int kcnt = tile_keep(c, TI(0));
 			int kv[4];
-			if (!pl->apre || p0 == 0)
+			/* (k-fused: in the first j's k loop instead) */
+			bool akf = pl->akf && (!pl->apre || p0 == 0);
+			if ((!pl->apre || p0 == 0) && !akf)
 				tile_load_panel(c, g, pl, p0, bm, k0, k1, Kc, panel);
 			/* stream B's k-rows over j, computing on the previous one */
 			/* (one j and one chunk: every panel multiplies the same B row,
@@ -1064,13 +1122,19 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						if (!qcfg)
 							sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(n * 4), TI(g->ld[0]), TI(0)));
 					}
+					/* (k-fused, the first j: the panel's A at each k) */
+					bool ak = akf && pass == 1 && sub == 0;
 					if (!loads) {
 						tile_k_loops(c, g, kv, 0, k0, k1);
+						if (ak)
+							tile_panel_k(c, g, pl, p0, bm, kv, kcnt, Kc, panel);
 					} else if (g->cv.dense) {
 						/* dense pixels: each k tile zeroed, then one DMA per
 						 * output-row segment of the j tile's pixels */
 						TileDenseJ dj = tile_dense_prep(c, g, pl, jv, jcols, soh, sfc);
 						tile_k_loops(c, g, kv, 0, k0, k1);
+						if (ak)
+							tile_panel_k(c, g, pl, p0, bm, kv, kcnt, Kc, panel);
 						tile_conv_dense(c, g, pl, &dj, kv, cur, kcnt);
 						if (mmas)
 							tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, mbuf, kcnt, acc);
@@ -1105,11 +1169,15 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 							BursNode *ok3 = TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1));
 							int valid = tile_keep(c, TOP(SEL_MIN_I, R(ihok), ok3));
 							int rowv = tile_keep(c, TOP(SEL_ADD_I, R(rowbase), TOP(SEL_SHL_I, tconv_col(c, q, R(lo), pp), TI(2))));
-							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(q->H * rowb),
-									     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
-							if (q->es)
-								sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, TI(q->sw * 4), NULL, NULL));
+							if (!ak)
+								tconv_bcfg(c, q, n, cnt, lo, iw0);
+							else
+								kv[1] = tile_keep(c, TI(kwc));
 							kv[2] = cg_loop_begin(c, k0, k1, 1);
+							if (ak) {
+								tile_panel_k(c, g, pl, p0, bm, kv, kcnt, Kc, panel);
+								tconv_bcfg(c, q, n, cnt, lo, iw0);
+							}
 							BursNode *csrc = TOP(SEL_ADD_I, R(rowv), tmul(c, R(kv[2]), n * q->H * rowb));
 							BursNode *cn = TOP(SEL_MIN_I, tile_extent(c, kv[2], g->k_ext, n), tmul(c, R(valid), n));
 							BursNode *csp = TOP(SEL_ADD_I, R(cur), R(kcnt));
@@ -1123,6 +1191,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					} else if (g->bt) {
 						/* B^T: rows are n, each k tile's row length its own */
 						tile_k_loops(c, g, kv, 0, k0, k1);
+						if (ak)
+							tile_panel_k(c, g, pl, p0, bm, kv, kcnt, Kc, panel);
 						sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, tile_extent(c, kv[g->nk - 1], g->k_ext, n), TI(2)),
 								     TI(g->ld[1]), TI(0)));
 						src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
@@ -1130,10 +1200,12 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					} else {
 						/* (with the next panel's prefetch in the loop, B's
 						 * dmacfg before each of its loads) */
-						if (!pre)
+						if (!pre && !ak)
 							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
 						tile_k_loops(c, g, kv, 0, k0, k1);
-						if (pre && loads && !breuse)
+						if (ak)
+							tile_panel_k(c, g, pl, p0, bm, kv, kcnt, Kc, panel);
+						if ((pre && loads && !breuse) || ak)
 							sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(g->ld[1]), TI(0)));
 						src = tile_addr(c, R(brow), g->dk, kv, g->nk, 1);
 						nrows = tile_extent(c, kv[g->nk - 1], g->k_ext, n);
