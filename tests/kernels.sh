@@ -259,5 +259,12 @@ if [ "$(grep -c 'tiles 32x32: .*(k-fused; the panel.s A with the first j.s row)'
    "$GDCC" run "$SRCDIR/tests/backend/tile_kfused.ir" -t npu-systolic $big --param dataflow=output_stationary --check >>"$tmp/out" 2>&1; then ok; else
 	bad "tile_kfused on npu-systolic at 32 x 32: not three k-fused products (weight stationary) and the vector's (output stationary), or a mismatch"
 	grep tiles "$tmp/loops" "$tmp/loops.os"; cat "$tmp/out"; fi
+# npu-systolic: a padded stride-2 map in dense pixels over a padded copy
+# (resnet_block's 56 x 56 maps: not).
+"$GDCC" "$SRCDIR/tests/backend/conv_dense_padcopy.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
+if grep -q 'dense pixels over a padded copy (16 x 16), .*: dense pixels, copied$' "$tmp/loops" &&
+   grep -q 'padded copy by DMA: 128 planes of 14 x 14 into 16 x 16' "$tmp/loops" &&
+   ! grep -q 'dense pixels, copied' "$tmp/rbloops"; then ok; else
+	bad "conv_dense_padcopy on npu-systolic: not dense pixels over a padded copy"; grep -E 'conv on|padded' "$tmp/loops"; fi
 echo "kernels: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
