@@ -1843,9 +1843,7 @@ bool cg_tile_conv(CG *c, const Node *n)
 	 * fits a tile: tile_pad_copy): a small padded map (ResNet's 7 x 7
 	 * stage fills 7 of an array's 16 columns a row) pays the copy for full
 	 * columns.  The copy is priced by its transfers.  (Dense pixels over
-	 * the copy are not offered: at 16 B a cycle npusim runs their
-	 * segments' DMA and control above tile_plan's estimate, ResNet's 14 x
-	 * 14 -> 7 x 7 stride 2 12 % slower than row by row.) */
+	 * the copy: below, with a stride.) */
 	bool padcopy = false;
 	ConvWindow wz = w;
 	for (int j = 0; j < 2; j++) {
