@@ -389,10 +389,29 @@ int cg_keep(CG *c, BursNode *v, bool vector)
 }
 
 /* ---- kernels built as Loop IR ------------------------------------------- */
-/* The first k lanes of a fixed vector, as a mask: lane index < k, the
- * indices from read-only data (k is known when compiling). */
+/* Does the target make a mask of the first n lanes from a count (a rule
+ * for maskn in its .md)? */
+static bool cg_has_maskn(CG *c)
+{
+	int mcls = target_class_for(c->t, SORT_M);
+	if (mcls < 0)
+		return false;
+	BursNode n[2];
+	memset(n, 0, sizeof n);
+	n[0].form = n[1].form = -1;
+	n[0].op = SEL_REG_I;
+	n[1].op = SEL_MASKN, n[1].kid[0] = &n[0];
+	return isel_cost(c->t, &n[1], mcls) < BURS_INF;
+}
+
+/* The first k lanes of a fixed vector, as a mask (k is known when
+ * compiling): the target's maskn of k where it has one (npu-systolic's
+ * vmask: two instructions), else lane index < k, the indices from
+ * read-only data. */
 BursNode *cg_first_lanes(CG *c, int64_t k)
 {
+	if (cg_has_maskn(c))
+		return sel_op(c->f, SEL_MASKN, sel_consti(c->f, k), NULL, NULL);
 	static const char iota_tag[] = "lane indices";
 	const char *sym = NULL;
 	for (int i = 0; i < c->p->ndata && !sym; i++)
