@@ -53,7 +53,7 @@ typedef struct {
 	/* decisions taken from the .md (for the report) */
 	int lanes;            /* f32 lanes of a vector (fixed), or per VLEN min (scalable) */
 	int lmul;             /* register group of the vector loops (1) */
-	int gemm_mr, gemm_kc, gemm_mc; /* GEMM register block rows and K block (0: not used) */
+	int gemm_mr, gemm_kc, gemm_nc; /* GEMM register block rows, K block and N block (0: not used) */
 	bool masked_tails;       /* fixed vectors: loop remainders as one masked vector */
 	int spill_slots;
 	char *text;           /* the code's assembly, once rendered (program_render) */

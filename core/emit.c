@@ -406,9 +406,9 @@ void program_report(FILE *o, const Program *p, uint64_t hash, const double *fron
 		fprintf(o, "  \"gemm\": {\"rows\": %d, \"columns\": \"one strip of vl\", \"k_block\": null, "
 			   "\"from\": \"the vector registers left by the kernel's LMUL\"},\n", p->gemm_mr);
 	else if (p->gemm_mr)
-		fprintf(o, "  \"gemm\": {\"rows\": %d, \"columns\": %d, \"k_block\": %d, \"m_block\": %d, "
+		fprintf(o, "  \"gemm\": {\"rows\": %d, \"columns\": %d, \"k_block\": %d, \"n_block\": %d, "
 			   "\"from\": \"vector registers, l1d_bytes and l2_bytes of the .md\"},\n",
-			p->gemm_mr, 2 * p->lanes, p->gemm_kc, p->gemm_mc);
+			p->gemm_mr, 2 * p->lanes, p->gemm_kc, p->gemm_nc);
 	else
 		fputs("  \"gemm\": null,\n", o);
 	fprintf(o, "  \"workspace\": {\"bytes\": %lld, \"planned\": %lld, \"scratch\": %lld, \"one_slot_per_value\": %lld, "

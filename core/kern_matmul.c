@@ -1,9 +1,10 @@
 /* matmul and gemm, built as Loop IR: register-blocked micro-kernels on
  * fixed vectors in every layout (MR rows x 2 vectors of accumulators
  * across a K block, A and B walked by pointers: strength reduction; K and
- * M cache blocks from the .md's l1d_bytes and l2_bytes; B in panel order,
+ * N cache blocks from the .md's l1d_bytes and l2_bytes; B in panel order,
  * packed at compile time when constant, at run time when transposed or
- * large; A's blocks copied when large; the N edge as a masked vector),
+ * large; A's register blocks copied where they would fight over L1 sets;
+ * the N edge as a masked vector),
  * strips of scalable vectors unrolled over rows, and the plain loop nest
  * for what remains.  The final stores go through the fusion group's
  * epilogue (docs/backend.md, GEMM). */
@@ -23,16 +24,22 @@ typedef struct {
 	bool a1, b1;
 	int64_t b_n;
 	bool pack_nn;    /* B contiguous along n packed at run time too */
-	bool pack_a;     /* A copied per K and M block at run time */
+	bool pack_a;     /* A's register blocks copied at run time (micro-panels) */
 	int Bp;          /* B in panel order (compile time), else -1 */
 	int64_t Bp_end;  /* ... its panels end there: [Bp_end, N) is one of N - Bp_end columns */
 	bool masks;      /* the target has lane masks */
 	/* A's rows of a K block copied into a contiguous block (a scratch
-	 * buffer), in A's orientation: row r (from the segment's first, row0 +
-	 * var arow) and k at Ap[r * ap_m + (k - ap_kb) * ap_k]; -1: A in place */
+	 * buffer): row r (from the segment's first, row0 + var arow) and k at
+	 * Ap[r * ap_m + (k - ap_kb) * ap_k]; -1: A in place.  Row-major A keeps
+	 * its orientation (ap_m the K block's length, ap_k 1); column-major A
+	 * goes to micro-panels (ap_panel): a register block's rows side by
+	 * side at each k (ap_k the block's rows, set per block), so that its
+	 * broadcasts read one contiguous run, not rows a whole block apart. */
 	int Ap, arow;
 	int64_t row0, ap_m, ap_k, ap_kb, ap_off;
+	bool ap_panel;
 	bool tr;         /* B read through a transpose (from its operand) */
+	int64_t nc;      /* N block (columns), 0: none */
 } Mm;
 
 static void add_batch(const Mm *x, LirAffine *a, const int64_t *str)
@@ -57,11 +64,12 @@ static void add_scaled(Mm *x, LirAffine *to, const LirAffine *a, int64_t s)
 		lir_term(x->k, to, a->t[i].var, a->t[i].coef * s);
 }
 
-/* A[.., mi, kv], B[.., kv, ni], Y[.., mi, ni], C[mi, ni] */
-static LirExpr *load_a(Mm *x, const LirAffine *mi, int kv)
+/* A[.., mi, kv], B[.., kv, ni], Y[.., mi, ni], C[mi, ni]; row i of its
+ * register block (for A's micro-panels) */
+static LirExpr *load_a(Mm *x, const LirAffine *mi, int i, int kv)
 {
 	if (x->Ap >= 0) {
-		LirAffine a = lir_affine(x->ap_off - x->row0 * x->ap_m - x->ap_kb * x->ap_k);
+		LirAffine a = lir_affine(x->ap_off - x->row0 * x->ap_m - x->ap_kb * x->ap_k + (x->ap_panel ? i * (1 - x->ap_m) : 0));
 		add_scaled(x, &a, mi, x->ap_m);
 		if (x->arow >= 0)
 			lir_term(x->k, &a, x->arow, -x->ap_m);
@@ -158,6 +166,7 @@ typedef struct {
 	int g, lv;
 	int64_t lo, w;
 	int nr;          /* vectors across (1 for a masked group) */
+	int nb;          /* an N block's first column (a loop over them), or -1 */
 } Cols;
 
 static LirAffine col_at(Mm *x, const Cols *cl, int j)
@@ -165,6 +174,8 @@ static LirAffine col_at(Mm *x, const Cols *cl, int j)
 	LirAffine a = lir_affine(cl->lo + j * x->c->lanes);
 	if (cl->g >= 0)
 		lir_term(x->k, &a, cl->g, cl->w);
+	if (cl->nb >= 0)
+		lir_term(x->k, &a, cl->nb, 1);
 	lir_term(x->k, &a, cl->lv, 1);
 	return a;
 }
@@ -181,6 +192,8 @@ static LirExpr *load_bcol(Mm *x, const Pack *pk, int kv, const Cols *cl, int j)
 		add_batch(x, &a, x->m->bstr);
 	if (cl->g >= 0)
 		lir_term(x->k, &a, cl->g, cl->w * pk->kp);
+	if (cl->nb >= 0)
+		lir_term(x->k, &a, cl->nb, pk->kp);
 	lir_term(x->k, &a, kv, cl->w);
 	lir_term(x->k, &a, cl->lv, 1);
 	return lir_load(x->k, pk->buf, &a);
@@ -197,6 +210,8 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 	CG *c = x->c;
 	int nr = cl->nr;
 	bool first = k0 == 0, last = k1 == m->K;
+	if (x->Ap >= 0 && x->ap_panel)
+		x->ap_k = mr;
 	int acc[GEMM_MR_MAX][2];
 	LirAffine mi[GEMM_MR_MAX], ni[2];
 	for (int i = 0; i < mr; i++) {
@@ -221,7 +236,7 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 	}
 	for (int i = 0; i < mr; i++) {
 		int a = lir_temp(k, SORT_V);
-		lir_assign(k, a, load_a(x, &mi[i], kv));
+		lir_assign(k, a, load_a(x, &mi[i], i, kv));
 		for (int j = 0; j < nr; j++)
 			lir_assign(k, acc[i][j], lir_op(k, SEL_FMA_V, lir_ref(k, a), lir_ref(k, b[j]), lir_ref(k, acc[i][j])));
 	}
@@ -293,7 +308,7 @@ static int col_classes(Mm *x, int64_t vend, int64_t nend, ColClass *cc)
 static Cols open_cols(Mm *x, const ColClass *cc)
 {
 	LirKernel *k = x->k;
-	Cols cl = {-1, -1, cc->lo, cc->w, cc->nr};
+	Cols cl = {-1, -1, cc->lo, cc->w, cc->nr, -1};
 	if (cc->hi - cc->lo > cc->w)
 		cl.g = lir_for(k, 0, (cc->hi - cc->lo) / cc->w, 1);
 	cl.lv = lir_for(k, 0, cc->w, cc->w);
@@ -316,7 +331,7 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int64_t k
 	LirKernel *k = x->k;
 	int lanes = x->c->lanes;
 	for (int q = 0; q < ncc; q++) {
-		Cols cl = {-1, -1, cc[q].lo, cc[q].w, cc[q].nr};
+		Cols cl = {-1, -1, cc[q].lo, cc[q].w, cc[q].nr, -1};
 		if (x->b_n == 1) {
 			cl = open_cols(x, &cc[q]);
 			int kv = lir_for(k, k0, k1, 1);
@@ -357,9 +372,9 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int64_t k
 	}
 }
 
-/* A's rows mvar + [r0, r1) of the K block [k0, k1) into the contiguous
- * block Ap, vector copies along A's contiguous axis (the remainder
- * masked where the target has masks). */
+/* A register block's rows mvar + [r0, r1) of the K block [k0, k1) into
+ * the scratch Ap (a micro-panel), vector copies along A's contiguous axis
+ * (the remainder masked where the target has masks). */
 static void pack_a(Mm *x, int mvar, int64_t r0, int64_t r1, int64_t k0, int64_t k1)
 {
 	LirKernel *k = x->k;
@@ -368,6 +383,30 @@ static void pack_a(Mm *x, int mvar, int64_t r0, int64_t r1, int64_t k0, int64_t 
 	x->row0 = r0;
 	x->arow = mvar;
 	x->ap_kb = k0;
+	x->ap_panel = !by_rows;
+	if (x->ap_panel) {
+		/* the block's w rows side by side at each k: Ap[(k - k0) w + r -
+		 * r0], one (masked) vector a k */
+		int64_t w = r1 - r0;
+		x->ap_m = k1 - k0;
+		int kv = lir_for(k, k0, k1, 1);
+		int iv = lir_for(k, 0, w, 1);
+		LirAffine mi = at(x, iv, r0);
+		if (mvar >= 0)
+			lir_term(k, &mi, mvar, 1);
+		LirAffine pa = lir_affine(x->ap_off - k0 * w);
+		lir_term(k, &pa, kv, w);
+		lir_term(k, &pa, iv, 1);
+		int Ap = x->Ap;
+		x->Ap = -1;
+		lir_store(k, Ap, &pa, load_a(x, &mi, 0, kv));
+		x->Ap = Ap;
+		lir_end(k);
+		lir_end(k);
+		lir_vectorize(k, iv, x->masks ? LIR_TAIL_MASKED : LIR_TAIL_SCALAR);
+		lir_strength_reduce(k, kv);
+		return;
+	}
 	x->ap_m = by_rows ? k1 - k0 : 1;
 	x->ap_k = by_rows ? 1 : r1 - r0;
 	int outer = by_rows ? lir_for(k, r0, r1, 1) : lir_for(k, k0, k1, 1);
@@ -381,7 +420,7 @@ static void pack_a(Mm *x, int mvar, int64_t r0, int64_t r1, int64_t k0, int64_t 
 	lir_term(k, &pa, kv, x->ap_k);
 	int Ap = x->Ap;
 	x->Ap = -1;
-	lir_store(k, Ap, &pa, load_a(x, &mi, kv));
+	lir_store(k, Ap, &pa, load_a(x, &mi, 0, kv));
 	x->Ap = Ap;
 	lir_end(k);
 	lir_end(k);
@@ -389,48 +428,64 @@ static void pack_a(Mm *x, int mvar, int64_t r0, int64_t r1, int64_t k0, int64_t 
 	lir_strength_reduce(k, outer);
 }
 
-/* The rows [r0, r1) of every column class for the K block [k0, k1):
- * register blocks of mr rows, the last r1 - r0 mod mr rows as one block of
- * fewer rows.  With mv >= 0 the rows are mv + [r0, r1) (an M block). */
-static void row_blocks(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int mvar, int64_t r0, int64_t r1, int mr,
-		       int64_t k0, int64_t k1)
+/* The rows [r0, r1) register block by register block, each across every
+ * column class (from the N block nb where nb >= 0): the block's rows of A
+ * (copied first into a micro-panel when x->Ap >= 0) stay in L1 while B's
+ * panels stream past from L2, and Y is walked along its rows (a few pages,
+ * lines the hardware prefetches), not down its columns. */
+static void rows_cols(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, int64_t r0, int64_t r1, int mr,
+		      int64_t k0, int64_t k1)
 {
 	LirKernel *k = x->k;
 	int64_t rm = r0 + (r1 - r0) / mr * mr;
-	if (x->Ap >= 0)
-		pack_a(x, mvar, r0, r1, k0, k1);
-	for (int q = 0; q < ncc; q++) {
-		Cols cl = open_cols(x, &cc[q]);
-		if (rm > r0) {
-			int mv = lir_for(k, r0, rm, mr);
-			LirAffine ra = at(x, mv, 0);
-			if (mvar >= 0)
-				lir_term(k, &ra, mvar, 1);
-			block(x, pk, &ra, mr, &cl, k0, k1);
+	for (int part = 0; part < 2; part++) {
+		int64_t lo = part ? rm : r0, hi = part ? r1 : rm;
+		if (hi <= lo)
+			continue;
+		int rows = part ? (int)(r1 - rm) : mr;
+		int mv = part ? -1 : lir_for(k, r0, rm, mr);
+		LirAffine ra = at(x, mv, part ? rm : 0);
+		if (x->Ap >= 0)
+			pack_a(x, mv, part ? rm : 0, (part ? rm : 0) + rows, k0, k1);
+		for (int q = 0; q < ncc; q++) {
+			Cols cl = open_cols(x, &cc[q]);
+			cl.nb = nb;
+			block(x, pk, &ra, rows, &cl, k0, k1);
+			close_cols(x, &cl);
+		}
+		if (!part)
 			lir_end(k);
-		}
-		if (r1 > rm) {
-			LirAffine ra = at(x, mvar, rm);
-			block(x, pk, &ra, (int)(r1 - rm), &cl, k0, k1);
-		}
-		close_cols(x, &cl);
 	}
 }
 
-/* The rows [r0, r1) (from mvar) over all columns, K block by K block
- * (packing B's K block first when pack_kblocks). */
-static void rows_by_k(Mm *x, Pack *pk, const ColClass *cc, int ncc, int mvar, int64_t r0, int64_t r1, int mr, int64_t kc,
-		      bool pack_kblocks)
+/* Every row for the K block [k0, k1): the 2-vector columns in N blocks of
+ * about x->nc (a loop over equal blocks, the rest after), so that B's K
+ * block of an N block stays in L2 while every row block passes. */
+static void kblock(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int mr, int64_t k0, int64_t k1)
 {
-	const MatmulCtx *m = x->m;
-	for (int64_t k0 = 0; k0 < m->K; k0 += kc) {
-		int64_t k1 = k0 + kc < m->K ? k0 + kc : m->K;
-		if (pack_kblocks) {
-			pk->kb = k0;
-			pack_b(x, pk, cc, ncc, k0, k1);
-		}
-		row_blocks(x, pk, cc, ncc, mvar, r0, r1, mr, k0, k1);
+	LirKernel *k = x->k;
+	int64_t n2 = ncc > 0 && cc[0].nr == 2 ? cc[0].hi - cc[0].lo : 0, w = ncc > 0 ? cc[0].w : 1;
+	int64_t nblk = x->nc > 0 ? (n2 + x->nc - 1) / x->nc : 1;
+	if (nblk <= 1) {
+		rows_cols(x, pk, cc, ncc, -1, 0, x->m->M, mr, k0, k1);
+		return;
 	}
+	int64_t nc = (n2 / nblk + w - 1) / w * w, nfull = n2 / nc * nc;
+	if (k0 == 0)
+		lir_note(k, "N blocks of %lld columns (B's K block of one in half of L2): %lld, then %lld", (long long)nc,
+			 (long long)(nfull / nc), (long long)(n2 - nfull));
+	ColClass blk = {cc[0].lo, cc[0].lo + nc, w, 2, false};
+	int nb = lir_for(k, 0, nfull, nc);
+	rows_cols(x, pk, &blk, 1, nb, 0, x->m->M, mr, k0, k1);
+	lir_end(k);
+	ColClass rest[3];
+	int nrest = 0;
+	if (nfull < n2)
+		rest[nrest++] = (ColClass){cc[0].lo + nfull, cc[0].hi, w, 2, false};
+	for (int q = 1; q < ncc; q++)
+		rest[nrest++] = cc[q];
+	if (nrest)
+		rows_cols(x, pk, rest, nrest, -1, 0, x->m->M, mr, k0, k1);
 }
 
 static int64_t param_or(const Target *t, const char *name, int64_t dflt)
@@ -439,14 +494,50 @@ static int64_t param_or(const Target *t, const char *name, int64_t dflt)
 	return p && p->n ? (int64_t)p->values[0] : dflt;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Whether a register block's rows of A, read in place across a K block,
+ * would not stay in L1: more of their cache lines in one set than half of
+ * its ways (l1d_bytes / l1d_ways / 64 sets; 8 ways where the .md does not
+ * say), e.g. 14 rows 4 KiB apart all in one set of a 12-way L1. */
+static bool a_conflicts(Mm *x, int mr, int64_t kc)
+{
+	const Target *t = x->c->t;
+	int64_t l1 = param_or(t, "l1d_bytes", 0), ways = param_or(t, "l1d_ways", 8);
+	int64_t sets = ways > 0 ? l1 / ways / 64 : 0;
+	if (sets < 1)
+		return false;
+	int64_t n = (int64_t)mr * kc, *line = xmalloc((size_t)n * sizeof *line), *cnt = xcalloc((size_t)sets, sizeof *cnt);
+	for (int64_t i = 0; i < mr; i++)
+		for (int64_t kk = 0; kk < kc; kk++)
+			line[i * kc + kk] = (i * x->m->a_m + kk * x->m->a_k) * 4 / 64;
+	qsort(line, (size_t)n, sizeof *line, cmp_i64);
+	int64_t most = 0;
+	for (int64_t i = 0; i < n; i++)
+		if (i == 0 || line[i] != line[i - 1]) {
+			int64_t c = ++cnt[line[i] % sets];
+			most = c > most ? c : most;
+		}
+	free(line);
+	free(cnt);
+	return 2 * most > ways;
+}
+
 /* Register blocks over the vector columns [0, nend), cache blocks around
- * them.  MR comes from the register file: 2 * MR accumulators + 2 rows of
- * B + 1 broadcast must fit the vector registers the target allocates.  K
- * blocks: a panel's K block (KC rows of 2 vectors) stays in half of the L1
- * data cache while the rows of A stream past it; M blocks: MC rows of A's
- * K block stay in half of L2 while every column panel passes.  B is read
- * from panels (packed once at compile time when it is a constant, per K
- * block at run time when it is transposed or large), else in place. */
+ * them (the loops of the GotoBLAS/BLIS design, A's and B's roles as this
+ * kernel broadcasts A and loads B).  MR comes from the register file: 2 *
+ * MR accumulators + 2 rows of B + 1 broadcast must fit the vector registers
+ * the target allocates.  K blocks: a register block's K block of A (MR
+ * rows) stays in L1 across the column panels, KC from half of l1d_bytes
+ * over a 2-vector panel's row; N blocks: B's K block of an N block stays
+ * in half of L2 while every row block passes.  B is read from panels
+ * (packed once at compile time when it is a constant, per K block at run
+ * time when it is transposed or large), else in place; A's block rows are
+ * copied into a micro-panel where in place they would fight over L1 sets. */
 static void blocked(Mm *x, int64_t vend, int64_t nend)
 {
 	CG *c = x->c;
@@ -470,19 +561,16 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 		kc = 16;
 	if (kc > m->K)
 		kc = m->K;
-	/* M blocks of A's K block in half of L2 (a multiple of MR rows) */
-	int64_t mc = param_or(c->t, "l2_bytes", 0) / 2 / (kc * 4) / mr * mr;
-	if (mc < mr || mc >= m->M)
-		mc = m->M;
-	c->p->gemm_kc = (int)kc;
-	c->p->gemm_mc = (int)mc;
-	/* Run-time packing, where it pays: A's K block copied to a contiguous
-	 * block when it is cut into M blocks (a strided block that size would
-	 * not stay in L2: set conflicts); B in place into panels when it does
-	 * not fit in half of L2 and at least two row blocks read each panel
-	 * (the copy is 1 / M of the work). */
 	int64_t l2 = param_or(c->t, "l2_bytes", 0);
-	x->pack_a = mc < m->M;
+	x->nc = l2 / 2 / (kc * 4) / w2 * w2;
+	c->p->gemm_kc = (int)kc;
+	c->p->gemm_nc = x->nc > 0 && x->nc < nend ? (int)x->nc : (int)nend;
+	/* Run-time packing, where it pays: a register block's rows of A into
+	 * a micro-panel when in place they would not stay in L1 and at least
+	 * two column panels read them; B into panels when it does not fit in
+	 * half of L2 and at least two row blocks read each panel (the copy is
+	 * 1 / M of the work). */
+	x->pack_a = nend >= 2 * w2 && a_conflicts(x, mr, kc);
 	x->pack_nn = l2 > 0 && m->K * m->N * 4 > l2 / 2 && m->M > mr;
 	ColClass cc[3];
 	int ncc = col_classes(x, vend, nend, cc);
@@ -513,38 +601,30 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 		x->Bp_end = nend;
 		lir_note(k, "B packed at compile time: panels of %lld columns x %lld k", (long long)w2, (long long)m->K);
 	}
-	/* One scratch buffer for the node: B's panels, then A's block.  With
-	 * M blocks the K blocks run inside each (its rows of Y stay in cache
-	 * across them, not a pass over all of Y per K block), so a B packed at
-	 * run time is packed whole, once; else one K block at a time.  (N
-	 * blocks inside the M blocks, so that the block of Y stays in L2, lose
-	 * more than they gain: A's block no longer stays there across N;
-	 * measured, bench/README.md.) */
-	bool mblocks = mc < m->M;
+	/* One scratch buffer for the node: B's K block in panels, then A's
+	 * micro-panel. */
 	bool pack_b_now = pk.buf < 0 && (x->b_n != 1 || x->pack_nn);
-	bool whole = mblocks;
-	int64_t bsize = pack_b_now ? (whole ? m->K : kc) * nend : 0, asize = x->pack_a ? mc * kc : 0;
+	int64_t bsize = pack_b_now ? kc * nend : 0, asize = x->pack_a ? mr * kc : 0;
 	int scratch = bsize + asize > 0 ? cg_lir_buffer(c, k, cg_scratch(c, bsize + asize)) : -1;
 	if (pack_b_now) {
-		pk = (Pack){scratch, whole ? m->K : kc, 0, false};
-		lir_note(k, "B packed %s at run time (%s): panels of %lld columns x %lld k", whole ? "whole" : "per K block",
+		pk = (Pack){scratch, kc, 0, false};
+		lir_note(k, "B packed per K block at run time (%s): panels of %lld columns x %lld k",
 			 x->b_n != 1 ? "transposed" : "larger than half of L2", (long long)w2, (long long)pk.kp);
-		if (whole)
-			pack_b(x, &pk, cc, ncc, 0, m->K);
 	}
 	if (x->pack_a) {
 		x->Ap = scratch;
 		x->ap_off = bsize;
-		lir_note(k, "A's K blocks copied to a contiguous block at run time: %lld rows x %lld k", (long long)mc, (long long)kc);
+		lir_note(k, "A's rows copied at run time into a micro-panel a register block: %d rows x %lld k "
+			    "(in place they would not stay in L1)", mr, (long long)kc);
 	}
-	int64_t mq = mblocks ? m->M / mc * mc : 0;
-	if (mq > 0) {
-		int m0 = lir_for(k, 0, mq, mc);
-		rows_by_k(x, &pk, cc, ncc, m0, 0, mc, mr, kc, false);
-		lir_end(k);
+	for (int64_t k0 = 0; k0 < m->K; k0 += kc) {
+		int64_t k1 = k0 + kc < m->K ? k0 + kc : m->K;
+		if (pack_b_now) {
+			pk.kb = k0;
+			pack_b(x, &pk, cc, ncc, k0, k1);
+		}
+		kblock(x, &pk, cc, ncc, mr, k0, k1);
 	}
-	if (mq < m->M)
-		rows_by_k(x, &pk, cc, ncc, -1, mq, m->M, mr, kc, pack_b_now && !whole);
 	x->Ap = -1; /* (the plain loop after reads A in place) */
 }
 
@@ -566,7 +646,7 @@ static void strips_rows(Mm *x, int nv, int mv, int mr)
 	int b = lir_temp(k, SORT_V);
 	lir_assign(k, b, load_b(x, kv, &ni));
 	for (int i = 0; i < mr; i++)
-		lir_assign(k, acc[i], lir_op(k, SEL_FMA_V, load_a(x, &mi[i], kv), lir_ref(k, b), lir_ref(k, acc[i])));
+		lir_assign(k, acc[i], lir_op(k, SEL_FMA_V, load_a(x, &mi[i], i, kv), lir_ref(k, b), lir_ref(k, acc[i])));
 	lir_end(k);
 	lir_strength_reduce(k, kv);
 	for (int i = 0; i < mr; i++)
@@ -626,7 +706,7 @@ static void plain(Mm *x, int64_t n0, bool vector)
 	} else {
 		bv = load_b(x, kv, &ni);
 	}
-	lir_assign(k, acc, lir_op(k, SEL_FMA_V, load_a(x, &mi, kv), bv, lir_ref(k, acc)));
+	lir_assign(k, acc, lir_op(k, SEL_FMA_V, load_a(x, &mi, 0, kv), bv, lir_ref(k, acc)));
 	lir_end(k);
 	final_store(x, acc, &mi, &ni);
 	lir_end(k);
@@ -702,7 +782,7 @@ void cg_matmul(CG *c, const Node *n)
 			mc.bstr[i] = trstr[i];
 	}
 	Mm x = {c, &mc, lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", Y->name, op_info[n->op].name), -1, -1, -1, -1, {0},
-		a1, b1, b_n, false, false, -1, 0, false, -1, -1, 0, 0, 0, 0, 0, false};
+		a1, b1, b_n, false, false, -1, 0, false, -1, -1, 0, 0, 0, 0, 0, false, false, 0};
 	LirKernel *k = x.k;
 	x.A = cg_lir_buffer(c, k, A->id);
 	x.B = cg_lir_buffer(c, k, B->id);

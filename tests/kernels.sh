@@ -109,14 +109,27 @@ if echo "$nt" | grep -q '# B packed per K block at run time (transposed)' &&
 else
 	bad "gemm_layouts --emit=loops: a layout off the blocked kernel"; echo "$nt" | head -30
 fi
-# M blocks (A copied per block) with a B packed whole, once
-"$GDCC" "$SRCDIR/tests/backend/gemm_mblocks.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
-if sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | grep -q '# B packed whole at run time' &&
-   sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | grep -q "# A's K blocks copied" &&
-   sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | grep -q 'for i[0-9]* in \[0, 252) step 252'; then
+# N blocks (a loop over two of 208 columns, then 176) and A's rows copied
+# into micro-panels (its rows 4 KiB apart; transposed A side by side a k)
+"$GDCC" "$SRCDIR/tests/backend/gemm_nblocks.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+y=$(sed -n '/^loops of y:/,/^loops of z/p' "$tmp/loops")
+z=$(sed -n '/^loops of z:/,/^kernel/p' "$tmp/loops")
+if echo "$y" | grep -q "# A's rows copied at run time into a micro-panel a register block: 6 rows x 256 k" &&
+   echo "$y" | grep -q '# N blocks of 208 columns (B.s K block of one in half of L2): 2, then 176' &&
+   echo "$y" | grep -q 'for i[0-9]* in \[0, 416) step 208' &&
+   echo "$z" | grep -q 'for i[0-9]* in \[0, 6) masked: 6 lanes' &&
+   echo "$z" | grep -q 'for i[0-9]* in \[0, 4) masked: 4 lanes' &&
+   ! echo "$z" | grep -q '# N blocks'; then
 	ok
 else
-	bad "gemm_mblocks --emit=loops: no M blocks"; sed -n '/^loops of g:/,/^kernel/p' "$tmp/loops" | head -20
+	bad "gemm_nblocks --emit=loops: no N blocks or no micro-panels of A"; echo "$y" | grep '#'; echo "$z" | head -12
+fi
+# rows of A that do not share L1 sets (K = 300) are read in place
+"$GDCC" "$SRCDIR/tests/backend/gemm_packs.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+if ! grep -q "# A's rows copied" "$tmp/loops" && grep -q '# B packed per K block at run time (transposed)' "$tmp/loops"; then
+	ok
+else
+	bad "gemm_packs --emit=loops: A copied where in place it stays in L1, or B^T not packed"; grep '#' "$tmp/loops"
 fi
 # attention's q k^T: the transpose only the matmul reads is not computed,
 # the GEMM reads k through it (fixed vectors), and is on riscv-rvv
