@@ -182,6 +182,40 @@ if command -v protoc-c >/dev/null 2>&1 && [ -f "$ONNX_PROTO" ]; then
 		printf "output { name: \"y\" type { tensor_type { elem_type: 1 } } } }\n" }' | encode >"$tmp/shape.onnx"
 	timed 20 "100,000-node shape computation: import" "$GDCC" --emit=ir -o "$tmp/shape.ir" "$tmp/shape.onnx"
 	grep -qF 'reshape(x, shape=[2, 3])' "$tmp/shape.ir" 2>/dev/null && ok || bad "100,000-node shape computation: not folded"
+	# no silent limits (issue 17): a concat of 40 operands and rank-8 tensors
+	# import whole and run right on every target; rank 9 is a clear error
+	awk -v n=40 'BEGIN {
+		printf "ir_version: 7 opset_import { version: 13 } graph { name: \"g\"\nnode {"
+		for (i = 0; i < n; i++) printf " input: \"x%d\"", i
+		printf " output: \"y\" op_type: \"Concat\" attribute { name: \"axis\" i: 1 type: INT } }\n"
+		for (i = 0; i < n; i++)
+			printf "input { name: \"x%d\" type { tensor_type { elem_type: 1 shape { dim { dim_value: 2 } dim { dim_value: %d } } } } }\n", i, i % 3 + 1
+		printf "output { name: \"y\" type { tensor_type { elem_type: 1 } } } }\n" }' | encode >"$tmp/concat40.onnx"
+	dims() { for d in "$@"; do printf 'dim { dim_value: %d } ' "$d"; done; }
+	printf 'ir_version: 7 opset_import { version: 13 } graph { name: "g"
+node { input: "a" input: "b" output: "c" op_type: "Add" }
+node { input: "c" output: "y" op_type: "Transpose" attribute { name: "perm" ints: 7 ints: 0 ints: 6 ints: 1 ints: 5 ints: 2 ints: 4 ints: 3 type: INTS } }
+input { name: "a" type { tensor_type { elem_type: 1 shape { %s} } } }
+input { name: "b" type { tensor_type { elem_type: 1 shape { %s} } } }
+output { name: "y" type { tensor_type { elem_type: 1 } } } }\n' "$(dims 1 2 1 3 1 2 1 2)" "$(dims 2 1 2 1 2 1 3 1)" | encode >"$tmp/rank8.onnx"
+	"$GDCC" --emit=ir "$tmp/concat40.onnx" >"$tmp/out" 2>&1 &&
+		grep -q 'y : f32\[2,79\] = concat(x0, x1, .*, x38, x39, axis=1)' "$tmp/out" && ok || {
+		bad "40-operand concat: not imported whole"; sed 's/^/  | /' "$tmp/out"; }
+	"$GDCC" --emit=ir "$tmp/rank8.onnx" >"$tmp/out" 2>&1 &&
+		grep -qF 'y : f32[2,2,3,2,2,2,2,3] = transpose(c, perm=[7, 0, 6, 1, 5, 2, 4, 3])' "$tmp/out" && ok || {
+		bad "rank-8 add and transpose: not imported"; sed 's/^/  | /' "$tmp/out"; }
+	for t in x86-avx2 riscv-rvv npu-systolic; do
+		for m in concat40 rank8; do
+			if "$GDCC" run "$tmp/$m.onnx" -t $t --check --seed 2 >"$tmp/out" 2>&1; then ok; else
+				bad "$m.onnx on $t: run --check"; sed 's/^/  | /' "$tmp/out"; fi
+		done
+	done
+	printf 'ir_version: 7 opset_import { version: 13 } graph { name: "g"
+node { input: "a" output: "y" op_type: "Relu" }
+input { name: "a" type { tensor_type { elem_type: 1 shape { %s} } } }
+output { name: "y" type { tensor_type { elem_type: 1 } } } }\n' "$(dims 1 1 1 1 1 1 1 1 2)" | encode >"$tmp/rank9.onnx"
+	check_bad "rank-9 input" "rank9.onnx: error: input 'a': its rank is not supported (gdcc takes f32, i32, i64, bool, rank 0 to 8" \
+		"$GDCC" -S -t x86-avx2 "$tmp/rank9.onnx" -o "$tmp/w/r9.s"
 else
 	echo "onnx_bad: timing cases skipped: no protoc-c or $ONNX_PROTO"
 fi
