@@ -28,16 +28,14 @@ typedef struct {
 	int Bp;          /* B in panel order (compile time), else -1 */
 	int64_t Bp_end;  /* ... its panels end there: [Bp_end, N) is one of N - Bp_end columns */
 	bool masks;      /* the target has lane masks */
-	/* A's rows of a K block copied into a contiguous block (a scratch
-	 * buffer): row r (from the segment's first, row0 + var arow) and k at
-	 * Ap[r * ap_m + (k - ap_kb) * ap_k]; -1: A in place.  Row-major A keeps
-	 * its orientation (ap_m the K block's length, ap_k 1); column-major A
-	 * goes to micro-panels (ap_panel): a register block's rows side by
-	 * side at each k (ap_k the block's rows, set per block), so that its
-	 * broadcasts read one contiguous run, not rows a whole block apart. */
+	/* A register block's rows of a K block copied into a scratch micro-
+	 * panel: row r (from the block's first, row0 + var arow) and k at
+	 * Ap[r * ap_m + (k - ap_kb) * ap_k], in A's orientation: row-major A
+	 * row by row (ap_m the K block's length, ap_k 1), column-major A the
+	 * block's rows side by side at each k (ap_m 1, ap_k the block's rows),
+	 * so that its broadcasts read one contiguous run; -1: A in place */
 	int Ap, arow;
 	int64_t row0, ap_m, ap_k, ap_kb, ap_off;
-	bool ap_panel;
 	bool tr;         /* B read through a transpose (from its operand) */
 	int64_t nc;      /* N block (columns), 0: none */
 } Mm;
@@ -64,12 +62,11 @@ static void add_scaled(Mm *x, LirAffine *to, const LirAffine *a, int64_t s)
 		lir_term(x->k, to, a->t[i].var, a->t[i].coef * s);
 }
 
-/* A[.., mi, kv], B[.., kv, ni], Y[.., mi, ni], C[mi, ni]; row i of its
- * register block (for A's micro-panels) */
-static LirExpr *load_a(Mm *x, const LirAffine *mi, int i, int kv)
+/* A[.., mi, kv], B[.., kv, ni], Y[.., mi, ni], C[mi, ni] */
+static LirExpr *load_a(Mm *x, const LirAffine *mi, int kv)
 {
 	if (x->Ap >= 0) {
-		LirAffine a = lir_affine(x->ap_off - x->row0 * x->ap_m - x->ap_kb * x->ap_k + (x->ap_panel ? i * (1 - x->ap_m) : 0));
+		LirAffine a = lir_affine(x->ap_off - x->row0 * x->ap_m - x->ap_kb * x->ap_k);
 		add_scaled(x, &a, mi, x->ap_m);
 		if (x->arow >= 0)
 			lir_term(x->k, &a, x->arow, -x->ap_m);
@@ -210,8 +207,6 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 	CG *c = x->c;
 	int nr = cl->nr;
 	bool first = k0 == 0, last = k1 == m->K;
-	if (x->Ap >= 0 && x->ap_panel)
-		x->ap_k = mr;
 	int acc[GEMM_MR_MAX][2];
 	LirAffine mi[GEMM_MR_MAX], ni[2];
 	for (int i = 0; i < mr; i++) {
@@ -236,7 +231,7 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 	}
 	for (int i = 0; i < mr; i++) {
 		int a = lir_temp(k, SORT_V);
-		lir_assign(k, a, load_a(x, &mi[i], i, kv));
+		lir_assign(k, a, load_a(x, &mi[i], kv));
 		for (int j = 0; j < nr; j++)
 			lir_assign(k, acc[i][j], lir_op(k, SEL_FMA_V, lir_ref(k, a), lir_ref(k, b[j]), lir_ref(k, acc[i][j])));
 	}
@@ -383,30 +378,6 @@ static void pack_a(Mm *x, int mvar, int64_t r0, int64_t r1, int64_t k0, int64_t 
 	x->row0 = r0;
 	x->arow = mvar;
 	x->ap_kb = k0;
-	x->ap_panel = !by_rows;
-	if (x->ap_panel) {
-		/* the block's w rows side by side at each k: Ap[(k - k0) w + r -
-		 * r0], one (masked) vector a k */
-		int64_t w = r1 - r0;
-		x->ap_m = k1 - k0;
-		int kv = lir_for(k, k0, k1, 1);
-		int iv = lir_for(k, 0, w, 1);
-		LirAffine mi = at(x, iv, r0);
-		if (mvar >= 0)
-			lir_term(k, &mi, mvar, 1);
-		LirAffine pa = lir_affine(x->ap_off - k0 * w);
-		lir_term(k, &pa, kv, w);
-		lir_term(k, &pa, iv, 1);
-		int Ap = x->Ap;
-		x->Ap = -1;
-		lir_store(k, Ap, &pa, load_a(x, &mi, 0, kv));
-		x->Ap = Ap;
-		lir_end(k);
-		lir_end(k);
-		lir_vectorize(k, iv, x->masks ? LIR_TAIL_MASKED : LIR_TAIL_SCALAR);
-		lir_strength_reduce(k, kv);
-		return;
-	}
 	x->ap_m = by_rows ? k1 - k0 : 1;
 	x->ap_k = by_rows ? 1 : r1 - r0;
 	int outer = by_rows ? lir_for(k, r0, r1, 1) : lir_for(k, k0, k1, 1);
@@ -420,7 +391,7 @@ static void pack_a(Mm *x, int mvar, int64_t r0, int64_t r1, int64_t k0, int64_t 
 	lir_term(k, &pa, kv, x->ap_k);
 	int Ap = x->Ap;
 	x->Ap = -1;
-	lir_store(k, Ap, &pa, load_a(x, &mi, 0, kv));
+	lir_store(k, Ap, &pa, load_a(x, &mi, kv));
 	x->Ap = Ap;
 	lir_end(k);
 	lir_end(k);
@@ -646,7 +617,7 @@ static void strips_rows(Mm *x, int nv, int mv, int mr)
 	int b = lir_temp(k, SORT_V);
 	lir_assign(k, b, load_b(x, kv, &ni));
 	for (int i = 0; i < mr; i++)
-		lir_assign(k, acc[i], lir_op(k, SEL_FMA_V, load_a(x, &mi[i], i, kv), lir_ref(k, b), lir_ref(k, acc[i])));
+		lir_assign(k, acc[i], lir_op(k, SEL_FMA_V, load_a(x, &mi[i], kv), lir_ref(k, b), lir_ref(k, acc[i])));
 	lir_end(k);
 	lir_strength_reduce(k, kv);
 	for (int i = 0; i < mr; i++)
@@ -706,7 +677,7 @@ static void plain(Mm *x, int64_t n0, bool vector)
 	} else {
 		bv = load_b(x, kv, &ni);
 	}
-	lir_assign(k, acc, lir_op(k, SEL_FMA_V, load_a(x, &mi, 0, kv), bv, lir_ref(k, acc)));
+	lir_assign(k, acc, lir_op(k, SEL_FMA_V, load_a(x, &mi, kv), bv, lir_ref(k, acc)));
 	lir_end(k);
 	final_store(x, acc, &mi, &ni);
 	lir_end(k);
@@ -782,7 +753,7 @@ void cg_matmul(CG *c, const Node *n)
 			mc.bstr[i] = trstr[i];
 	}
 	Mm x = {c, &mc, lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", Y->name, op_info[n->op].name), -1, -1, -1, -1, {0},
-		a1, b1, b_n, false, false, -1, 0, false, -1, -1, 0, 0, 0, 0, 0, false, false, 0};
+		a1, b1, b_n, false, false, -1, 0, false, -1, -1, 0, 0, 0, 0, 0, false, 0};
 	LirKernel *k = x.k;
 	x.A = cg_lir_buffer(c, k, A->id);
 	x.B = cg_lir_buffer(c, k, B->id);

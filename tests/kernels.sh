@@ -118,7 +118,7 @@ if echo "$y" | grep -q "# A's rows copied at run time into a micro-panel a regis
    echo "$y" | grep -q '# N blocks of 208 columns (B.s K block of one in half of L2): 2, then 176' &&
    echo "$y" | grep -q 'for i[0-9]* in \[0, 416) step 208' &&
    echo "$z" | grep -q 'for i[0-9]* in \[0, 6) masked: 6 lanes' &&
-   echo "$z" | grep -q 'for i[0-9]* in \[0, 4) masked: 4 lanes' &&
+   echo "$z" | grep -q 'for i[0-9]* in \[60, 64) masked: 4 lanes' &&
    ! echo "$z" | grep -q '# N blocks'; then
 	ok
 else
