@@ -161,6 +161,10 @@ typedef enum { EW_F32, EW_I64, EW_I32 } EwMode;
  * op or shape it cannot express (then nothing was emitted), or an error */
 bool cg_ew_kernel(CG *c, const Node *const *nodes, int nn, EwMode mode);
 bool cg_epilogue_heavy(const CG *c);
+/* A comparison, logic op, where or cast (any of f32, i32, i64, bool) as a
+ * scalar loop nest over the result's elements; false: an op or dtype it
+ * does not lower (nothing emitted) */
+bool cg_scalar_kernel(CG *c, const Node *n);
 /* A prologue of elementwise nodes whose operands from outside are of its
  * output's shape or of one element: its value at flat element index a,
  * appended to k, in a temporary (c->pro). */

@@ -76,10 +76,13 @@ static bool lower_elementwise(CG *c, const Node *n, const LegalEntry *e)
 	return false;
 }
 
-/* expand(scalar_loop): an i64 elementwise op as a scalar loop */
+/* expand(scalar_loop): an i64 elementwise op, a comparison, logic op,
+ * where or cast as a scalar loop */
 static bool ex_scalar_loop(CG *c, const Node *n, const LegalEntry *e)
 {
 	(void)e;
+	if (cg_scalar_kernel(c, n))
+		return true;
 	if (!all_of(n, DT_I64) || !(n->op == OP_ABS || n->op == OP_CLIP || n->op == OP_NEG || n->op == OP_ADD ||
 				    n->op == OP_SUB || n->op == OP_MUL || n->op == OP_MIN || n->op == OP_MAX ||
 				    n->op == OP_SUM || n->op == OP_IDENTITY || cg_is_copy(n->op)))

@@ -22,6 +22,23 @@ static void label_name(FILE *o, const MFunc *f, int label)
 
 static void print_opnd(FILE *o, const MFunc *f, const Opnd *op);
 
+/* A register operand by its name in a view of its class (view NULL: the
+ * operand as it is). */
+static void print_view(FILE *o, const MFunc *f, const Opnd *op, const char *view, size_t vlen)
+{
+	if (!view || op->kind != OPND_REG) {
+		print_opnd(o, f, op);
+		return;
+	}
+	const VReg *v = &f->vregs[op->vreg];
+	const RegClassInfo *rc = &f->t->regclasses[v->cls];
+	const char *name = "?";
+	for (int i = 0; v->phys >= 0 && i < rc->nviews; i++)
+		if (strlen(rc->views[i].name) == vlen && memcmp(rc->views[i].name, view, vlen) == 0)
+			name = rc->views[i].regs[v->phys];
+	fprintf(o, "%s%s", f->t->reg_prefix ? f->t->reg_prefix : "", name);
+}
+
 /* A template with {name} replaced by the operand of that name. */
 static void expand(FILE *o, const MFunc *f, const RuleInfo *r, const Opnd *ops, int def)
 {
@@ -42,13 +59,18 @@ static void expand(FILE *o, const MFunc *f, const RuleInfo *r, const Opnd *ops, 
 		}
 		const char *e = strchr(s, '}');
 		size_t len = (size_t)(e - s - 1);
+		const char *dot = memchr(s + 1, '.', len); /* {operand.VIEW} (mdgen checked it) */
+		const char *view = dot ? dot + 1 : NULL;
+		size_t vlen = dot ? (size_t)(e - view) : 0;
+		if (dot)
+			len = (size_t)(dot - s - 1);
 		if (r->result && strlen(r->result) == len && memcmp(r->result, s + 1, len) == 0) {
 			Opnd d = {.kind = OPND_REG, .vreg = def};
-			print_opnd(o, f, &d);
+			print_view(o, f, &d, view, vlen);
 		} else {
 			for (int k = 0; k < r->nops; k++)
 				if (strlen(r->ops[k].name) == len && memcmp(r->ops[k].name, s + 1, len) == 0)
-					print_opnd(o, f, &ops[k]);
+					print_view(o, f, &ops[k], view, vlen);
 		}
 		s = e;
 	}

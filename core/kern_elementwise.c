@@ -505,3 +505,106 @@ int cg_lir_prologue_value(CG *c, LirKernel *k, const LirAffine *a)
 	ew_free(&b);
 	return t;
 }
+
+/* ---- comparisons, logic, where and cast: scalar loops ------------------- */
+/* One element of operand i at the result's index (its broadcast offset a):
+ * f32 as an f value, or its bits as an i value (bits: where moves an f32
+ * as the 32-bit integer it is); i32 sign-extended, i64, bool 0 or 1 as i. */
+static LirExpr *scalar_leaf(CG *c, LirKernel *k, const Value *v, const LirAffine *a, bool bits)
+{
+	int buf = cg_lir_buffer(c, k, v->id);
+	DType dt = v->type.dtype;
+	if (dt == DT_I32 || (dt == DT_F32 && bits))
+		return lir_load_as(k, buf, a, LIR_AS_I32);
+	return lir_load(k, buf, a);
+}
+
+/* a op b as 0 or 1: f32 by the ordered compares (false on NaN), the
+ * integers signed; greater swaps, "or equal" of integers is not less */
+static LirExpr *scalar_compare(LirKernel *k, OpKind op, bool fl, LirExpr *a, LirExpr *b)
+{
+#define OP2(o, p, q) lir_op(k, (o), (p), (q), NULL)
+	LirExpr *one = lir_consti(k, 1);
+	switch (op) {
+	case OP_EQUAL: return fl ? OP2(SEL_CMPEQ_F, a, b) : OP2(SEL_CMPEQ_I, a, b);
+	case OP_LESS: return fl ? OP2(SEL_CMPLT_F, a, b) : OP2(SEL_CMPLT_I, a, b);
+	case OP_GREATER: return fl ? OP2(SEL_CMPLT_F, b, a) : OP2(SEL_CMPLT_I, b, a);
+	case OP_LESS_EQUAL: return fl ? OP2(SEL_CMPLE_F, a, b) : OP2(SEL_XOR_I, OP2(SEL_CMPLT_I, b, a), one);
+	case OP_GREATER_EQUAL: return fl ? OP2(SEL_CMPLE_F, b, a) : OP2(SEL_XOR_I, OP2(SEL_CMPLT_I, a, b), one);
+	default: return NULL;
+	}
+}
+
+/* x (of dtype from) converted to dtype to */
+static LirExpr *scalar_cast(LirKernel *k, DType from, DType to, LirExpr *x)
+{
+	bool fl = from == DT_F32;
+	if (to == DT_BOOL) /* x != 0: NaN is true */
+		return OP2(SEL_XOR_I, fl ? OP2(SEL_CMPEQ_F, x, lir_constf(k, 0.0)) : OP2(SEL_CMPEQ_I, x, lir_consti(k, 0)),
+			   lir_consti(k, 1));
+	if (to == DT_F32)
+		return fl ? x : lir_op(k, SEL_CVT_I_F, x, NULL, NULL);
+	/* to an integer: f32 truncates; i32 stores keep the low 32 bits */
+	return fl ? lir_op(k, SEL_CVTT_F_I, x, NULL, NULL) : x;
+}
+
+bool cg_scalar_kernel(CG *c, const Node *n)
+{
+	const unsigned ok_dt = 1u << DT_F32 | 1u << DT_I32 | 1u << DT_I64 | 1u << DT_BOOL;
+	for (int i = 0; i < n->nin; i++)
+		if (!(ok_dt >> n->in[i]->type.dtype & 1))
+			return false;
+	const Value *y = n->out[0];
+	if (!(ok_dt >> y->type.dtype & 1))
+		return false;
+	switch (n->op) {
+	case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
+	case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_WHERE: case OP_CAST:
+		break;
+	default:
+		return false;
+	}
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", y->name, op_info[n->op].name);
+	Shape s = y->type.shape;
+	if (s.rank == 0)
+		s = (Shape){1, {1}};
+	int64_t ost[MAX_RANK], st[3][MAX_RANK];
+	shape_strides(&s, ost);
+	for (int i = 0; i < n->nin; i++)
+		broadcast_strides(&n->in[i]->type.shape, &s, st[i]);
+	/* one loop per axis, the operands' offsets affine in them */
+	LirAffine ya = lir_affine(0), xa[3] = {lir_affine(0), lir_affine(0), lir_affine(0)};
+	int nloops = 0;
+	for (int d = 0; d < s.rank; d++) {
+		if (s.dim[d] == 1)
+			continue;
+		int v = lir_for(k, 0, s.dim[d], 1);
+		nloops++;
+		lir_term(k, &ya, v, ost[d]);
+		for (int i = 0; i < n->nin; i++)
+			if (st[i][d])
+				lir_term(k, &xa[i], v, st[i][d]);
+	}
+	bool where = n->op == OP_WHERE;
+	LirExpr *x[3] = {NULL, NULL, NULL};
+	for (int i = 0; i < n->nin; i++)
+		x[i] = scalar_leaf(c, k, n->in[i], &xa[i], where && i > 0);
+	DType dt = n->in[0]->type.dtype;
+	LirExpr *e;
+	switch (n->op) {
+	case OP_AND: e = OP2(SEL_AND_I, x[0], x[1]); break;
+	case OP_OR: e = OP2(SEL_OR_I, x[0], x[1]); break;
+	case OP_XOR: e = OP2(SEL_XOR_I, x[0], x[1]); break;
+	case OP_NOT: e = OP2(SEL_XOR_I, x[0], lir_consti(k, 1)); break;
+	case OP_WHERE: e = lir_op(k, SEL_SELECT_I, x[0], x[1], x[2]); break;
+	case OP_CAST: e = scalar_cast(k, dt, y->type.dtype, x[0]); break;
+	default: e = scalar_compare(k, n->op, dt == DT_F32, x[0], x[1]); break;
+	}
+#undef OP2
+	lir_store(k, cg_lir_buffer(c, k, y->id), &ya, e);
+	for (int i = 0; i < nloops; i++)
+		lir_end(k);
+	bool ok = k->ok && cg_lir_run(c, k, true);
+	lir_kernel_free(k);
+	return ok;
+}

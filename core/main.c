@@ -774,7 +774,8 @@ static int cmd_check(int argc, char **argv)
 }
 
 
-/* |got - want| <= atol + rtol |want| elementwise (docs/backend.md). */
+/* |got - want| <= atol + rtol |want| elementwise (docs/backend.md); the
+ * integer and bool dtypes exactly. */
 enum { CHECK_ULP_NOTE = 0 };
 static const double check_rtol = 1e-4, check_atol = 1e-5;
 
@@ -782,6 +783,22 @@ static bool compare(const char *name, const Tensor *got, const Tensor *want)
 {
 	double max_abs = 0, max_rel = 0;
 	int64_t bad = 0, n = tensor_numel(want);
+	if (want->type.dtype != DT_F32) {
+		for (int64_t i = 0; i < n; i++) {
+			int64_t g = tensor_get_i(got, i), w = tensor_get_i(want, i);
+			if (g == w)
+				continue;
+			bad++;
+			double err = fabs((double)g - (double)w);
+			if (err > max_abs)
+				max_abs = err;
+			if (w != 0 && err / fabs((double)w) > max_rel)
+				max_rel = err / fabs((double)w);
+		}
+		printf("%s: max abs error %.3g, max rel error %.3g, %lld of %lld outside atol 0 + rtol 0: %s\n", name, max_abs,
+		       max_rel, (long long)bad, (long long)n, bad ? "MISMATCH" : "ok");
+		return bad == 0;
+	}
 	for (int64_t i = 0; i < n; i++) {
 		double g = tensor_get_f(got, i), w = tensor_get_f(want, i);
 		if (g == w || (isnan(g) && isnan(w)))

@@ -11,6 +11,13 @@
 #include "ir.h"
 #include "sel.h"
 
+/* another name of each register of a class: `view NAME [...]`, written
+ * {operand.NAME} in a template (x86's byte and 32-bit registers) */
+typedef struct {
+	const char *name;
+	const char *const *regs; /* [nregs of the class] */
+} RegView;
+
 typedef struct {
 	const char *name;
 	Sort sort;
@@ -22,6 +29,8 @@ typedef struct {
 	const char *move;        /* template copying {s} to {d}, or NULL */
 	int alias_of;            /* same physical registers as that class, or -1 */
 	int nt;                  /* its nonterminal in the grammar */
+	int nviews;
+	const RegView *views;
 } RegClassInfo;
 
 typedef struct {

@@ -639,7 +639,7 @@ static void copy_attrs(Imp *im, const Onnx__NodeProto *np, Node *n)
 		else if (strcmp(name, "transB") == 0)
 			name = "trans_b";
 		const AttrSpec *spec = op_attr_spec(n->op, name);
-		if (!spec || a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR)
+		if (!spec || spec->kind == ATTR_DTYPE || a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR)
 			continue; /* handled by the translation, or ignorable (checked there) */
 		switch (a->type) {
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: node_set_int(n, name, a->i); break;
@@ -710,6 +710,9 @@ static const OpMap op_map[] = {
 	{"Flatten", OP_FLATTEN, -1}, {"Concat", OP_CONCAT, -1}, {"Split", OP_SPLIT, 1}, {"Slice", OP_SLICE, 1},
 	{"Squeeze", OP_SQUEEZE, 1}, {"Unsqueeze", OP_UNSQUEEZE, 1}, {"Gather", OP_GATHER, -1}, {"Expand", OP_EXPAND, 1},
 	{"Pad", OP_PAD, 1}, {"Shape", OP_SHAPE, -1}, {"ConstantOfShape", OP_CONSTANT_OF_SHAPE, 0},
+	{"Equal", OP_EQUAL, -1}, {"Less", OP_LESS, -1}, {"LessOrEqual", OP_LESS_EQUAL, -1}, {"Greater", OP_GREATER, -1},
+	{"GreaterOrEqual", OP_GREATER_EQUAL, -1}, {"And", OP_AND, -1}, {"Or", OP_OR, -1}, {"Xor", OP_XOR, -1},
+	{"Not", OP_NOT, -1}, {"Where", OP_WHERE, -1}, {"Cast", OP_CAST, -1}, {"CastLike", OP_CAST, 1},
 };
 
 /* A node of np's results: result i named after np's output i (absent or
@@ -1024,6 +1027,36 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 			fail(im, "attribute 'value' holds no tensor");
 			return false;
 		}
+		break;
+	}
+	case OP_CAST: {
+		/* Cast's `to` is a TensorProto.DataType; CastLike's the dtype of its
+		 * second input */
+		DType to = DT_INVALID;
+		int32_t onnx_to = -1;
+		if (strcmp(np->op_type, "CastLike") == 0) {
+			const Value *like = (nm = input_name(np, 1)) ? sym_value(im, nm) : NULL;
+			if (!like) {
+				fail(im, "input 2 (the target type) is %s", nm ? "not defined before the node" : "missing");
+				return false;
+			}
+			to = like->type.dtype;
+		} else {
+			const Onnx__AttributeProto *a = att(np, "to");
+			if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT) {
+				fail(im, "attribute 'to' (an integer data type) is missing");
+				return false;
+			}
+			onnx_to = (int32_t)a->i;
+			if (a->i == onnx_to)
+				to = dtype_of(onnx_to);
+		}
+		if (to == DT_INVALID) {
+			fail(im, "a cast to ONNX data type %s (%d) is not supported by gdcc (f32, i32, i64, bool)",
+			     onnx_dtype_name(onnx_to), onnx_to);
+			return false;
+		}
+		node_set_dtype(n, "to", to);
 		break;
 	}
 	case OP_BATCHNORM:

@@ -104,6 +104,13 @@ typedef struct {
 	void *def;         /* RegClass or Form */
 } Nt;
 
+/* Another name of each register of a class (`view b [al, bl, ...]`). */
+typedef struct {
+	char *name;
+	Loc loc;
+	Vec regs;          /* char *, one per register of the class */
+} View;
+
 typedef struct {
 	char *name;
 	Loc loc;
@@ -114,6 +121,7 @@ typedef struct {
 	NameSet regset, rset, cset; /* the three, sorted */
 	char *move;        /* template copying register {s} to {d} */
 	char *aliases;     /* another class over the same physical registers */
+	Vec views;         /* View *: `view NAME [...]`, the templates' {operand.NAME} */
 	int nt;
 	const char *file;  /* the file that defined it (for overrides) */
 } RegClass;
@@ -891,6 +899,14 @@ static bool define_named(Vec *v, size_t name_off, size_t loc_off, void *def, con
 
 #define DEFINE(vec, def, what) define_named(&(vec), offsetof(__typeof__(*(def)), name), offsetof(__typeof__(*(def)), loc), (def), (what))
 
+static View *find_view(const RegClass *rc, const char *name)
+{
+	for (int v = 0; v < rc->views.n; v++)
+		if (strcmp(((View *)rc->views.v[v])->name, name) == 0)
+			return rc->views.v[v];
+	return NULL;
+}
+
 static void build_regclass(Target *t, const MdNode *n)
 {
 	RegClass *rc = amalloc(sizeof *rc);
@@ -923,8 +939,25 @@ static void build_regclass(Target *t, const MdNode *n)
 		} else if ((strcmp(f->text, "reserved") == 0 || strcmp(f->text, "callee_saved") == 0) && f->nkid == 1) {
 			Vec *dst = f->text[0] == 'r' ? &rc->reserved : &rc->callee_saved;
 			name_list(t, f->kid[0], dst, f->text);
+		} else if (strcmp(f->text, "view") == 0) {
+			/* view NAME [names]: another name of each register (x86's
+			 * byte and 32-bit names of a 64-bit register) */
+			if (f->nkid != 2 || f->kid[0]->kind != MD_IDENT) {
+				ERR(f->loc, "a view is 'view NAME [register names]', one name per register of 'regs'");
+				continue;
+			}
+			if (find_view(rc, f->kid[0]->text)) {
+				ERR(f->kid[0]->loc, "view '%s' is defined twice in '%s'", f->kid[0]->text, rc->name);
+				continue;
+			}
+			View *w = amalloc(sizeof *w);
+			memset(w, 0, sizeof *w);
+			w->name = astrdup(f->kid[0]->text);
+			w->loc = f->loc;
+			if (name_list(t, f->kid[1], &w->regs, "view"))
+				vpush(&rc->views, w);
 		} else {
-			ERR(f->loc, "unknown field '%s' in register class '%s' (known: regs, width, reserved, callee_saved, move, aliases)",
+			ERR(f->loc, "unknown field '%s' in register class '%s' (known: regs, width, reserved, callee_saved, move, aliases, view)",
 			    f->text, rc->name);
 		}
 	}
@@ -932,6 +965,12 @@ static void build_regclass(Target *t, const MdNode *n)
 		ERR(n->loc, "register class '%s' has no 'regs'", rc->name);
 	if (!have_width)
 		ERR(n->loc, "register class '%s' has no 'width'", rc->name);
+	for (int v = 0; v < rc->views.n; v++) {
+		const View *w = rc->views.v[v];
+		if (have_regs && w->regs.n != rc->regs.n)
+			ERR(w->loc, "view '%s' of '%s' names %d registers, but the class has %d", w->name, rc->name, w->regs.n,
+			    rc->regs.n);
+	}
 	rc->regset = name_set(&rc->regs);
 	rc->rset = name_set(&rc->reserved);
 	rc->cset = name_set(&rc->callee_saved);
@@ -1140,7 +1179,9 @@ static Sort check_pattern(Target *t, Rule *r, const MdNode *p, int depth, int8_t
 	return ok ? si->result : SORT_NONE;
 }
 
-static bool check_template(Rule *r)
+static int operand_nt(Rule *r, const char *name);
+
+static bool check_template(Target *t, Rule *r)
 {
 	if (!r->asm_template)
 		return true;
@@ -1162,9 +1203,24 @@ static bool check_template(Rule *r)
 			return false;
 		}
 		char *name = xstrndup(s + 1, (size_t)(e - s - 1));
+		char *view = strchr(name, '.'); /* {operand.VIEW}: the register's name in that view */
+		if (view)
+			*view++ = '\0';
 		if (!find_operand(r, name) && !(r->result && strcmp(r->result->text, name) == 0)) {
 			ERR(r->asm_loc, "the template of '%s' refers to unknown operand '{%s}'", r->name, name);
 			ok = false;
+		} else if (view) {
+			int nt = operand_nt(r, name);
+			const Nt *n = nt >= 0 ? t->nts.v[nt] : NULL;
+			if (!n || n->kind != 1) {
+				ERR(r->asm_loc, "the template of '%s' takes view '%s' of '{%s}', which is not a register", r->name,
+				    view, name);
+				ok = false;
+			} else if (!find_view(n->def, view)) {
+				ERR(r->asm_loc, "the template of '%s' takes view '%s' of '{%s}', but register class '%s' has no such view",
+				    r->name, view, name, ((const RegClass *)n->def)->name);
+				ok = false;
+			}
 		}
 		free(name);
 		s = e;
@@ -1256,7 +1312,7 @@ static void build_form(Target *t, Form *f)
 		}
 		if (!r->asm_template)
 			r->asm_template = astrdup("");
-		check_template(r);
+		check_template(t, r);
 		vpush(&t->rules, r);
 	}
 }
@@ -1334,7 +1390,7 @@ static void build_inst(Target *t, InstDef *def)
 		ERR(def->loc, "instruction '%s' has no 'throughput' (reciprocal throughput, cycles)", r->name);
 	if (!have_cost)
 		r->cost = (int)(r->throughput * 100 + 0.5);
-	check_template(r);
+	check_template(t, r);
 	if (r->tied[0]) {
 		int a = operand_nt(r, r->tied[0]), b = operand_nt(r, r->tied[1]);
 		if (a == -2 || b == -2) {
@@ -2313,6 +2369,17 @@ static void emit_target(FILE *o, Target *t, int k)
 		for (int r = 0; r < rc->regs.n; r++)
 			fprintf(o, "%s%d", r ? ", " : "", in_set(&rc->cset, rc->regs.v[r]));
 		fputs("};\n", o);
+		for (int v = 0; v < rc->views.n; v++) {
+			snprintf(var, sizeof var, "t%d_rc%d_view%d", k, i, v);
+			emit_names(o, var, &((View *)rc->views.v[v])->regs);
+		}
+		fprintf(o, "static const RegView t%d_rc%d_views[] = {", k, i);
+		for (int v = 0; v < rc->views.n; v++) {
+			fputs("{", o);
+			cstr(o, ((View *)rc->views.v[v])->name);
+			fprintf(o, ", t%d_rc%d_view%d}, ", k, i, v);
+		}
+		fputs(rc->views.n ? "};\n" : "{0}};\n", o);
 	}
 	fprintf(o, "static const RegClassInfo t%d_regclasses[] = {\n", k);
 	for (int i = 0; i < t->regclasses.n; i++) {
@@ -2326,7 +2393,7 @@ static void emit_target(FILE *o, Target *t, int k)
 		fprintf(o, ", %s, %d, %d, t%d_rc%d_regs, t%d_rc%d_reserved, t%d_rc%d_callee, ", sort_id(rc->sort),
 			rc->width, rc->regs.n, k, i, k, i, k, i);
 		cstr(o, rc->move);
-		fprintf(o, ", %d, %d},\n", alias, rc->nt);
+		fprintf(o, ", %d, %d, %d, t%d_rc%d_views},\n", alias, rc->nt, rc->views.n, k, i);
 	}
 	fprintf(o, "%s};\n", t->regclasses.n ? "" : "\t{0}\n");
 	/* abi */

@@ -689,7 +689,7 @@ static Sort vexpr(Verify *v, const LirExpr *e)
 		}
 		if (e->op == SEL_LOAD_F || e->op == SEL_LOAD_V || e->op == SEL_LOAD_I || e->op == SEL_STORE_F ||
 		    e->op == SEL_STORE_V || e->op == SEL_STORE_I || e->op == SEL_LOADM_V || e->op == SEL_STOREM_V ||
-		    e->op == SEL_LOAD_I32 || e->op == SEL_STORE_I8 || si->result == SORT_X || e->op == SEL_SETVL ||
+		    e->op == SEL_LOAD_I32 || e->op == SEL_STORE_I8 || e->op == SEL_LOAD_U8 || si->result == SORT_X || e->op == SEL_SETVL ||
 		    e->op == SEL_REG_I || e->op == SEL_REG_F || e->op == SEL_REG_V || e->op == SEL_CONST_I ||
 		    e->op == SEL_CONST_F || e->op == SEL_ADDR_SYM)
 			verr(v, "%s in an expression (memory, effects and leaves are the IR's own)", si->name);
@@ -708,9 +708,9 @@ static Sort vexpr(Verify *v, const LirExpr *e)
 				verr(v, "an i32 load of %s in vector context", k->bufs[e->buf].name);
 			return SORT_I;
 		}
-		if (es == 8) {
+		if (es == 8 || es == 1) {
 			if (v->vvar >= 0 && lir_coef(&e->a, v->vvar) != 0)
-				verr(v, "an i64 load of %s in vector context", k->bufs[e->buf].name);
+				verr(v, "an %s load of %s in vector context", es == 8 ? "i64" : "8-bit", k->bufs[e->buf].name);
 			return SORT_I;
 		}
 		if (es != 4)
@@ -855,12 +855,14 @@ static void vstmt(Verify *v, const LirStmt *s)
 			return;
 		Sort got = vexpr(v, s->e);
 		int es = k->bufs[s->buf].esize;
-		bool ok = es == 4 ? got == SORT_F || got == SORT_V : got == SORT_I;
+		/* (an i value into 4-byte elements: an i32, in scalar context) */
+		bool ok = es == 4 ? got == SORT_F || got == SORT_V || got == SORT_I : got == SORT_I;
 		if (!ok && got != SORT_NONE)
 			verr(v, "a store of a %s value into %s, whose elements have %d bytes", sort_name(got), k->bufs[s->buf].name,
 			     es);
-		if (es != 4 && v->vvar >= 0)
-			verr(v, "a %d-byte store into %s in vector context", es, k->bufs[s->buf].name);
+		if ((es != 4 || got == SORT_I) && v->vvar >= 0)
+			verr(v, "a %d-byte %sstore into %s in vector context", es, got == SORT_I ? "integer " : "",
+			     k->bufs[s->buf].name);
 		return;
 	}
 	}

@@ -135,6 +135,8 @@ static Tree lx(Low *w, const LirExpr *e)
 			return (Tree){sel_op(f, SEL_LOAD_I32, ad, NULL, NULL), SORT_I};
 		if (es == 8)
 			return (Tree){sel_op(f, SEL_LOAD_I, ad, NULL, NULL), SORT_I};
+		if (es == 1)
+			return (Tree){sel_op(f, SEL_LOAD_U8, ad, NULL, NULL), SORT_I};
 		if (!moves(w, &e->a))
 			return (Tree){sel_op(f, SEL_LOAD_F, ad, NULL, NULL), SORT_F};
 		if (w->masked)
@@ -225,6 +227,8 @@ static void lstmt(Low *w, const LirStmt *s)
 			sel_effect(f, sel_op(f, SEL_STORE_I, ad, as_sort(w, t, SORT_I), NULL));
 		else if (es == 1)
 			sel_effect(f, sel_op(f, SEL_STORE_I8, ad, as_sort(w, t, SORT_I), NULL));
+		else if (t.s == SORT_I)
+			sel_effect(f, sel_op(f, SEL_STORE_I32, ad, as_sort(w, t, SORT_I), NULL)); /* an i32 element */
 		else if (!moves(w, &s->a))
 			sel_effect(f, sel_op(f, SEL_STORE_F, ad, as_sort(w, t, SORT_F), NULL));
 		else if (w->masked)

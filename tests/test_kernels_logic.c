@@ -1,0 +1,159 @@
+/* Shape rules and reference kernels of ops_logic.c: comparisons (NaN
+ * compares false), boolean logic, where and cast, with broadcasting.
+ * Expected values are worked out by hand in the comments. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "test_util.h"
+#include "util.h"
+
+static void assert_bools(const Tensor *got, int rank, const int64_t *dims, const uint8_t *want)
+{
+	Shape s = shape_make(rank, dims);
+	cr_assert_eq(got->type.dtype, DT_BOOL, "dtype %s, expected bool", dtype_name(got->type.dtype));
+	cr_assert(shape_eq(&got->type.shape, &s), "wrong shape");
+	const uint8_t *g = got->data;
+	for (int64_t i = 0; i < tensor_numel(got); i++)
+		cr_assert_eq(g[i], want[i], "element %lld: got %d, expected %d", (long long)i, g[i], want[i]);
+}
+
+/* the model's outputs y0..yk, each compared with want[k] */
+static Tensor **run(const char *model, Graph **g)
+{
+	*g = t_model(model);
+	return t_run(*g, NULL);
+}
+
+/* a = [1, NaN, 3] against b = [[1], [2]] (broadcast to 2 x 3):
+ *   row b=1: 1<1 0, NaN 0, 3<1 0 | row b=2: 1<2 1, NaN 0, 3<2 0 */
+Test(logic, compare_f32_broadcast_nan)
+{
+	Graph *g;
+	Tensor **o = run("graph t {\n"
+			 "  const a : f32[3] = [1, nan, 3]\n"
+			 "  const b : f32[2, 1] = [1, 2]\n"
+			 "  lt = less(a, b)\n  le = less_equal(a, b)\n  gt = greater(a, b)\n"
+			 "  ge = greater_equal(a, b)\n  eq = equal(a, b)\n"
+			 "  output lt, le, gt, ge, eq\n}\n",
+			 &g);
+	int64_t d[] = {2, 3};
+	assert_bools(o[0], 2, d, (uint8_t[]){0, 0, 0, 1, 0, 0});
+	assert_bools(o[1], 2, d, (uint8_t[]){1, 0, 0, 1, 0, 0});
+	assert_bools(o[2], 2, d, (uint8_t[]){0, 0, 1, 0, 0, 1});
+	assert_bools(o[3], 2, d, (uint8_t[]){1, 0, 1, 0, 0, 1});
+	assert_bools(o[4], 2, d, (uint8_t[]){1, 0, 0, 0, 0, 0});
+	t_free_outputs(g, o);
+	graph_free(g);
+}
+
+/* i64 beyond double precision: 2^53 + 1 and 2^53 differ, and compare so */
+Test(logic, compare_i64_exact)
+{
+	Graph *g;
+	Tensor **o = run("graph t {\n"
+			 "  const a : i64[2] = [9007199254740993, -5]\n"
+			 "  const b : i64[2] = [9007199254740992, -5]\n"
+			 "  eq = equal(a, b)\n  gt = greater(a, b)\n  le = less_equal(a, b)\n"
+			 "  output eq, gt, le\n}\n",
+			 &g);
+	int64_t d[] = {2};
+	assert_bools(o[0], 1, d, (uint8_t[]){0, 1});
+	assert_bools(o[1], 1, d, (uint8_t[]){1, 0});
+	assert_bools(o[2], 1, d, (uint8_t[]){0, 1});
+	t_free_outputs(g, o);
+	graph_free(g);
+}
+
+/* truth tables: p = [0,0,1,1], q = [0,1,0,1] */
+Test(logic, and_or_xor_not)
+{
+	Graph *g;
+	Tensor **o = run("graph t {\n"
+			 "  const p : bool[4] = [0, 0, 1, 1]\n"
+			 "  const q : bool[4] = [0, 1, 0, 1]\n"
+			 "  a = and(p, q)\n  o = or(p, q)\n  x = xor(p, q)\n  n = not(p)\n"
+			 "  output a, o, x, n\n}\n",
+			 &g);
+	int64_t d[] = {4};
+	assert_bools(o[0], 1, d, (uint8_t[]){0, 0, 0, 1});
+	assert_bools(o[1], 1, d, (uint8_t[]){0, 1, 1, 1});
+	assert_bools(o[2], 1, d, (uint8_t[]){0, 1, 1, 0});
+	assert_bools(o[3], 1, d, (uint8_t[]){1, 1, 0, 0});
+	t_free_outputs(g, o);
+	graph_free(g);
+}
+
+/* where(c[2,1], x[3], y[]) : rows c=1 take x, c=0 take the scalar y */
+Test(logic, where_broadcast)
+{
+	Graph *g;
+	Tensor **o = run("graph t {\n"
+			 "  const c : bool[2, 1] = [1, 0]\n"
+			 "  const x : f32[3] = [1, 2, 3]\n"
+			 "  const y : f32[] = [-1]\n"
+			 "  const i : i64[3] = [7, 8, 9]\n"
+			 "  const j : i64[2, 1] = [0, 1]\n"
+			 "  w = where(c, x, y)\n  wi = where(c, i, j)\n"
+			 "  output w, wi\n}\n",
+			 &g);
+	int64_t d[] = {2, 3};
+	t_assert_close(o[0], 2, d, (float[]){1, 2, 3, -1, -1, -1}, 0, 0);
+	t_assert_i64(o[1], 2, d, (int64_t[]){7, 8, 9, 1, 1, 1});
+	t_free_outputs(g, o);
+	graph_free(g);
+}
+
+/* f32 to integers truncates toward 0; to bool is != 0 (NaN true); i64 to
+ * i32 wraps (2^32 + 5 -> 5, 2^31 -> -2^31); bool to f32 is 0 or 1 */
+Test(logic, cast)
+{
+	Graph *g;
+	Tensor **o = run("graph t {\n"
+			 "  const x : f32[5] = [2.7, -2.7, 0, -0.5, nan]\n"
+			 "  const l : i64[3] = [4294967301, 2147483648, -1]\n"
+			 "  const b : bool[2] = [1, 0]\n"
+			 "  xi = cast(x, to=i64)\n  xb = cast(x, to=bool)\n  li = cast(l, to=i32)\n"
+			 "  lf = cast(l, to=f32)\n  bf = cast(b, to=f32)\n"
+			 "  output xi, xb, li, lf, bf\n}\n",
+			 &g);
+	cr_assert_eq(o[0]->type.dtype, DT_I64);
+	const int64_t *xi = o[0]->data;
+	cr_assert(xi[0] == 2 && xi[1] == -2 && xi[2] == 0 && xi[3] == 0, "got %lld %lld %lld %lld", (long long)xi[0],
+		  (long long)xi[1], (long long)xi[2], (long long)xi[3]);
+	assert_bools(o[1], 1, (int64_t[]){5}, (uint8_t[]){1, 1, 0, 1, 1});
+	cr_assert_eq(o[2]->type.dtype, DT_I32);
+	const int32_t *li = o[2]->data;
+	cr_assert(li[0] == 5 && li[1] == INT32_MIN && li[2] == -1, "got %d %d %d", li[0], li[1], li[2]);
+	t_assert_close(o[3], 1, (int64_t[]){3}, (float[]){4294967301.0f, 2147483648.0f, -1}, 0, 0);
+	t_assert_close(o[4], 1, (int64_t[]){2}, (float[]){1, 0}, 0, 0);
+	t_free_outputs(g, o);
+	graph_free(g);
+}
+
+Test(logic, shape_rule_errors)
+{
+	static const struct {
+		const char *body, *msg;
+	} cases[] = {
+		{"  input a : f32[3]\n  input b : i64[3]\n  y = less(a, b)\n", "dtype mismatch"},
+		{"  input a : f32[3]\n  input b : f32[3]\n  y = and(a, b)\n", "operand 1"},
+		{"  input a : bool[3]\n  input b : bool[2]\n  y = or(a, b)\n", "not broadcastable"},
+		{"  input c : f32[3]\n  input x : f32[3]\n  y = where(c, x, x)\n", "operand 1"},
+		{"  input c : bool[3]\n  input x : f32[3]\n  input z : i64[3]\n  y = where(c, x, z)\n", "dtype mismatch"},
+		{"  input a : bool[3]\n  input b : bool[3]\n  y = less(a, b)\n", "operand 1"},
+		{"  input x : f32[3]\n  y = cast(x)\n", "to"},
+		{"  input x : f32[3]\n  y = cast(x, to=i8)\n", "not supported"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char text[512];
+		snprintf(text, sizeof text, "graph t {\n%s  output y\n}\n", cases[i].body);
+		Diag d;
+		t_expect_errors(text, &d);
+		bool found = false;
+		for (int k = 0; k < d.n; k++)
+			found |= strstr(d.entries[k].msg, cases[i].msg) != NULL;
+		cr_assert(found, "case %zu: no error containing '%s'", i, cases[i].msg);
+		diag_free(&d);
+	}
+}
