@@ -180,7 +180,8 @@ void cg_lir_result_store(CG *c, LirKernel *k, const Value *y, int acc, const Lir
 Rows cg_rows_of(const Shape *s, int axis_from, int axis_to);
 void cg_softmax(CG *c, const Node *n);
 void cg_logsoftmax(CG *c, const Node *n);
-bool cg_reduce_mean(CG *c, const Node *n);
+/* reduce_mean, reduce_sum, ... reduce_sum_square (f32) */
+bool cg_reduce(CG *c, const Node *n);
 void cg_global_pool(CG *c, const Node *n);
 bool cg_layernorm(CG *c, const Node *n);
 bool cg_batchnorm(CG *c, const Node *n);

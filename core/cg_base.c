@@ -443,11 +443,16 @@ static BursNode *lw_const_i64(void *ctx, int64_t v)
 	return cg_const_i64(ctx, v);
 }
 
-/* A vector of lanes equal i32 values, from read-only data. */
+/* A vector of lanes equal i32 values, from read-only data: on a scalable
+ * target as many as a register group of the largest LMUL holds at the
+ * largest VLEN (a kernel at LMUL 8 loads VLEN / 4 lanes). */
 static const char *lw_const_w(void *ctx, int32_t v)
 {
 	CG *c = ctx;
-	int n = c->scalable ? c->t->vlen_max / 32 : c->lanes;
+	int lmul = 1;
+	for (int i = 0; i < c->t->nlmul; i++)
+		lmul = c->t->lmul[i] > lmul ? c->t->lmul[i] : lmul;
+	int n = c->scalable ? c->t->vlen_max / 32 * lmul : c->lanes;
 	Shape s = {1, {n}};
 	Tensor *t = tensor_new(DT_I32, &s);
 	for (int i = 0; i < n; i++)

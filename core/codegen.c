@@ -17,7 +17,8 @@ static int vector_pressure(const Node *n)
 {
 	switch (n->op) {
 	case OP_POW: return 22;
-	case OP_ERF: case OP_GELU: case OP_LOG: case OP_LOGSOFTMAX: return 16;
+	case OP_ERF: case OP_GELU: case OP_LOG: case OP_LOGSOFTMAX: case OP_REDUCE_LOG_SUM: case OP_REDUCE_LOG_SUM_EXP:
+		return 16;
 	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_SOFTMAX: return 12;
 	case OP_LEAKY_RELU: case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_CLIP: return 5;
 	case OP_LAYERNORM: case OP_BATCHNORM: return 6;
@@ -187,14 +188,19 @@ static bool lower_global_pool(CG *c, const Node *n, const LegalEntry *e)
 static bool lower_reduce_mean(CG *c, const Node *n, const LegalEntry *e)
 {
 	(void)e;
-	return all_of(n, DT_F32) && cg_reduce_mean(c, n);
+	return all_of(n, DT_F32) && cg_reduce(c, n);
 }
 
-/* expand(reduce_loop): reduce_mean, and the global pools */
+/* expand(reduce_loop): the reductions over axes, and the global pools */
 static bool ex_reduce_loop(CG *c, const Node *n, const LegalEntry *e)
 {
-	if (n->op == OP_REDUCE_MEAN)
+	switch (n->op) {
+	case OP_REDUCE_MEAN: case OP_REDUCE_SUM: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD:
+	case OP_REDUCE_L1: case OP_REDUCE_L2: case OP_REDUCE_LOG_SUM: case OP_REDUCE_LOG_SUM_EXP: case OP_REDUCE_SUM_SQUARE:
 		return lower_reduce_mean(c, n, e);
+	default:
+		break;
+	}
 	if (n->op == OP_GLOBAL_AVGPOOL || n->op == OP_GLOBAL_MAXPOOL)
 		return lower_global_pool(c, n, e);
 	return false;

@@ -247,11 +247,50 @@ void cg_logsoftmax(CG *c, const Node *n)
 	rowk_end(&rk);
 }
 
-/* reduce_mean over the trailing axes from a (the common case, vectorized);
- * any other axis set as scalar loops. */
-bool cg_reduce_mean(CG *c, const Node *n)
+/* The reductions over axes (reduce_mean, reduce_sum ... reduce_sum_square):
+ * mean, sum and max over the trailing axes from one (the common case) in
+ * vectors; the others, and any other axis set, as scalar loops. */
+
+/* the element x before it is accumulated */
+static LirExpr *reduce_pre(LirKernel *k, OpKind op, LirExpr *x, int mx)
+{
+	switch (op) {
+	case OP_REDUCE_L1: return OP1(SEL_ABS_V, x);
+	case OP_REDUCE_L2: case OP_REDUCE_SUM_SQUARE: {
+		int t = keep(k, x);
+		return OP2(SEL_MUL_V, R(t), R(t));
+	}
+	case OP_REDUCE_LOG_SUM_EXP: return R(lm_exp(k, keep(k, OP2(SEL_SUB_V, x, R(mx)))));
+	default: return x;
+	}
+}
+
+static SelOp reduce_acc(OpKind op)
+{
+	return op == OP_REDUCE_MAX ? SEL_MAX_V : op == OP_REDUCE_MIN ? SEL_MIN_V : op == OP_REDUCE_PROD ? SEL_MUL_V : SEL_ADD_V;
+}
+
+static double reduce_init(OpKind op)
+{
+	return op == OP_REDUCE_MAX ? -INFINITY : op == OP_REDUCE_MIN ? INFINITY : op == OP_REDUCE_PROD ? 1.0 : 0.0;
+}
+
+/* the accumulated value acc of count elements as the result */
+static LirExpr *reduce_post(LirKernel *k, OpKind op, int acc, int64_t count, int mx)
+{
+	switch (op) {
+	case OP_REDUCE_MEAN: return OP2(SEL_MUL_V, R(acc), K(count ? 1.0 / (double)count : NAN)); /* 0 / 0 */
+	case OP_REDUCE_L2: return OP1(SEL_SQRT_V, R(acc));
+	case OP_REDUCE_LOG_SUM: return R(lm_log(k, acc));
+	case OP_REDUCE_LOG_SUM_EXP: return OP2(SEL_ADD_V, R(mx), R(lm_log(k, acc)));
+	default: return R(acc);
+	}
+}
+
+bool cg_reduce(CG *c, const Node *n)
 {
 	const Value *x = n->in[0], *y = n->out[0];
+	OpKind op = n->op;
 	int rank = x->type.shape.rank;
 	bool red[MAX_RANK] = {false};
 	const int64_t *axes;
@@ -280,17 +319,18 @@ bool cg_reduce_mean(CG *c, const Node *n)
 	rowk_begin(&rk, c, n);
 	LirKernel *k = rk.k;
 	int xb = cg_lir_buffer(c, k, x->id), yb = cg_lir_buffer(c, k, y->id);
-	if (trailing && r.n > 0) {
+	if (trailing && r.n > 0 && (op == OP_REDUCE_MEAN || op == OP_REDUCE_SUM || op == OP_REDUCE_MAX)) {
+		/* contiguous rows: vector partial sums (or maxima) */
 		int o = lir_for(k, 0, r.outer, 1);
 		LirAffine st = row_start(k, &r, o, -1);
-		int sum = row_reduce(&rk, &r, &st, xb, RED_SUM);
+		int acc = row_reduce(&rk, &r, &st, xb, op == OP_REDUCE_MAX ? RED_MAX : RED_SUM);
 		LirAffine ya = affine1(k, 0, o, 1);
-		lir_store(k, yb, &ya, OP2(SEL_MUL_V, R(sum), K(1.0 / (double)r.n)));
+		lir_store(k, yb, &ya, reduce_post(k, op, acc, r.n, -1));
 		lir_end(k);
 		return rowk_end(&rk);
 	}
-	/* any axes: loops over the kept axes, then a scalar sum over the reduced
-	 * ones (an empty reduction gives nan, 0 / 0, as the reference) */
+	/* any axes: loops over the kept axes, then scalar loops over the
+	 * reduced ones (log_sum_exp: twice, the max first) */
 	int64_t istr[MAX_RANK], count = 1, ostride = 1, ostr[MAX_RANK];
 	shape_strides(&x->type.shape, istr);
 	for (int d = rank - 1; d >= 0; d--) {
@@ -308,15 +348,26 @@ bool cg_reduce_mean(CG *c, const Node *n)
 			lir_term(k, &ia, v, istr[d]);
 			lir_term(k, &ya, v, ostr[d]);
 		}
-	int acc = acc_init(k, 0.0);
-	for (int d = 0; d < rank; d++)
-		if (red[d])
-			lir_term(k, &ia, lir_for(k, 0, x->type.shape.dim[d], 1), istr[d]);
-	lir_assign(k, acc, OP2(SEL_ADD_V, R(acc), lir_load(k, xb, &ia)));
-	for (int d = rank - 1; d >= 0; d--)
-		if (red[d])
-			lir_end(k);
-	lir_store(k, yb, &ya, OP2(SEL_MUL_V, R(acc), K(count ? 1.0 / (double)count : NAN)));
+	int mx = -1;
+	for (int pass = op == OP_REDUCE_LOG_SUM_EXP ? 0 : 1; pass < 2; pass++) {
+		int acc = acc_init(k, pass ? reduce_init(op) : -INFINITY);
+		LirAffine ea = ia;
+		for (int d = 0; d < rank; d++)
+			if (red[d])
+				lir_term(k, &ea, lir_for(k, 0, x->type.shape.dim[d], 1), istr[d]);
+		LirExpr *e = lir_load(k, xb, &ea);
+		lir_assign(k, acc, pass ? OP2(reduce_acc(op), R(acc), reduce_pre(k, op, e, mx)) : OP2(SEL_MAX_V, R(acc), e));
+		for (int d = rank - 1; d >= 0; d--)
+			if (red[d])
+				lir_end(k);
+		if (!pass) {
+			/* all -inf (or none): 0, so that the sum of exp(x - 0) is 0 and its log -inf */
+			LirExpr *fin = OP2(SEL_MAX_V, OP2(SEL_MIN_V, R(acc), K(3.4028234663852886e38)), K(-3.4028234663852886e38));
+			mx = keep(k, fin);
+			continue;
+		}
+		lir_store(k, yb, &ya, reduce_post(k, op, acc, count, mx));
+	}
 	for (int d = rank - 1; d >= 0; d--)
 		if (!red[d])
 			lir_end(k);

@@ -719,9 +719,13 @@ bool infer_reduce(InferCtx *cx)
 	return true;
 }
 
-bool kernel_reduce_mean(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+/* The reductions over axes: per result element, the accumulation of
+ * pre(x) from init by acc, then post (count: the elements reduced; an
+ * empty reduction gives init through post: 0, -inf, +inf, 1, mean NaN).
+ * In double; log_sum_exp takes the max out first (exp of large values
+ * does not overflow). */
+static bool reduce_kernel(const Node *n, Tensor *const *in, Tensor *const *out)
 {
-	(void)d;
 	const Shape *s = &in[0]->type.shape;
 	bool red[MAX_RANK];
 	if (!reduced_axes(n, s->rank, red)) {
@@ -740,16 +744,70 @@ bool kernel_reduce_mean(const Node *n, Tensor *const *in, Tensor *const *out, Di
 	int64_t kst[MAX_RANK];
 	broadcast_strides(&ks, s, kst); /* 0 on reduced axes */
 	int64_t nout = tensor_numel(out[0]), total = tensor_numel(in[0]);
-	double *acc = xcalloc(nout > 0 ? (size_t)nout : 1, sizeof *acc);
-	int64_t idx[MAX_RANK] = {0};
+	size_t na = nout > 0 ? (size_t)nout : 1;
+	double *acc = xmalloc(na * sizeof *acc), *mx = NULL;
 	const float *x = f32(in[0]);
-	for (int64_t i = 0; i < total; i++, index_next(s, idx))
-		acc[bc_off(idx, kst, s->rank)] += x[i];
-	for (int64_t j = 0; j < nout; j++)
-		f32(out[0])[j] = (float)(acc[j] / (double)count); /* count 0: NaN */
+	OpKind op = n->op;
+	double init = op == OP_REDUCE_MAX ? -INFINITY : op == OP_REDUCE_MIN ? INFINITY : op == OP_REDUCE_PROD ? 1.0 : 0.0;
+	for (size_t j = 0; j < na; j++)
+		acc[j] = init;
+	int64_t idx[MAX_RANK] = {0};
+	if (op == OP_REDUCE_LOG_SUM_EXP) {
+		mx = xmalloc(na * sizeof *mx);
+		for (size_t j = 0; j < na; j++)
+			mx[j] = -INFINITY;
+		for (int64_t i = 0; i < total; i++, index_next(s, idx)) {
+			int64_t o = bc_off(idx, kst, s->rank);
+			mx[o] = x[i] > mx[o] ? x[i] : mx[o];
+		}
+		memset(idx, 0, sizeof idx);
+	}
+	for (int64_t i = 0; i < total; i++, index_next(s, idx)) {
+		int64_t o = bc_off(idx, kst, s->rank);
+		double v = x[i];
+		switch (op) {
+		case OP_REDUCE_MAX: acc[o] = v > acc[o] || isnan(v) ? v : acc[o]; break;
+		case OP_REDUCE_MIN: acc[o] = v < acc[o] || isnan(v) ? v : acc[o]; break;
+		case OP_REDUCE_PROD: acc[o] *= v; break;
+		case OP_REDUCE_L1: acc[o] += fabs(v); break;
+		case OP_REDUCE_L2: case OP_REDUCE_SUM_SQUARE: acc[o] += v * v; break;
+		case OP_REDUCE_LOG_SUM_EXP: acc[o] += isinf(mx[o]) ? exp(v) : exp(v - mx[o]); break;
+		default: acc[o] += v; break; /* sum, mean, log_sum */
+		}
+	}
+	for (int64_t j = 0; j < nout; j++) {
+		double r = acc[j];
+		switch (op) {
+		case OP_REDUCE_MEAN: r /= (double)count; break; /* count 0: NaN */
+		case OP_REDUCE_L2: r = sqrt(r); break;
+		case OP_REDUCE_LOG_SUM: r = log(r); break;
+		case OP_REDUCE_LOG_SUM_EXP: r = isinf(mx[j]) ? log(r) : mx[j] + log(r); break;
+		default: break;
+		}
+		f32(out[0])[j] = (float)r;
+	}
 	free(acc);
+	free(mx);
 	return true;
 }
+
+#define REDUCE_KERNEL(name)                                                                    \
+	bool kernel_##name(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)      \
+	{                                                                                      \
+		(void)d;                                                                       \
+		return reduce_kernel(n, in, out);                                              \
+	}
+REDUCE_KERNEL(reduce_mean)
+REDUCE_KERNEL(reduce_sum)
+REDUCE_KERNEL(reduce_max)
+REDUCE_KERNEL(reduce_min)
+REDUCE_KERNEL(reduce_prod)
+REDUCE_KERNEL(reduce_l1)
+REDUCE_KERNEL(reduce_l2)
+REDUCE_KERNEL(reduce_log_sum)
+REDUCE_KERNEL(reduce_log_sum_exp)
+REDUCE_KERNEL(reduce_sum_square)
+#undef REDUCE_KERNEL
 
 /* ======================================================================
  * matmul (numpy semantics)

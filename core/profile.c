@@ -54,6 +54,8 @@ static double node_flops(const Node *n)
 		return 2 * out * k + (n->nin > 2 ? out : 0);
 	}
 	case OP_MAXPOOL: case OP_AVGPOOL: case OP_GLOBAL_AVGPOOL: case OP_GLOBAL_MAXPOOL: case OP_REDUCE_MEAN:
+	case OP_REDUCE_SUM: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD: case OP_REDUCE_L1: case OP_REDUCE_L2:
+	case OP_REDUCE_LOG_SUM: case OP_REDUCE_LOG_SUM_EXP: case OP_REDUCE_SUM_SQUARE:
 		return in;
 	case OP_SOFTMAX: case OP_LOGSOFTMAX: return 5 * out;
 	case OP_LAYERNORM: return 8 * out;

@@ -703,6 +703,10 @@ static const OpMap op_map[] = {
 	{"Erf", OP_ERF, -1}, {"Gelu", OP_GELU, -1}, {"Clip", OP_CLIP, 1}, {"HardSigmoid", OP_HARDSIGMOID, -1},
 	{"HardSwish", OP_HARDSWISH, -1}, {"Identity", OP_IDENTITY, -1}, {"Dropout", OP_DROPOUT, 1},
 	{"Softmax", OP_SOFTMAX, -1}, {"LogSoftmax", OP_LOGSOFTMAX, -1}, {"ReduceMean", OP_REDUCE_MEAN, 1},
+	{"ReduceSum", OP_REDUCE_SUM, 1}, {"ReduceMax", OP_REDUCE_MAX, 1}, {"ReduceMin", OP_REDUCE_MIN, 1},
+	{"ReduceProd", OP_REDUCE_PROD, 1}, {"ReduceL1", OP_REDUCE_L1, 1}, {"ReduceL2", OP_REDUCE_L2, 1},
+	{"ReduceLogSum", OP_REDUCE_LOG_SUM, 1}, {"ReduceLogSumExp", OP_REDUCE_LOG_SUM_EXP, 1},
+	{"ReduceSumSquare", OP_REDUCE_SUM_SQUARE, 1},
 	{"MatMul", OP_MATMUL, -1}, {"Gemm", OP_GEMM, -1}, {"Conv", OP_CONV, -1}, {"MaxPool", OP_MAXPOOL, -1},
 	{"AveragePool", OP_AVGPOOL, -1}, {"GlobalAveragePool", OP_GLOBAL_AVGPOOL, -1},
 	{"GlobalMaxPool", OP_GLOBAL_MAXPOOL, -1}, {"BatchNormalization", OP_BATCHNORM, -1},
@@ -965,7 +969,8 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 			free(tm);
 		}
 		break;
-	case OP_REDUCE_MEAN:
+	case OP_REDUCE_MEAN: case OP_REDUCE_SUM: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD:
+	case OP_REDUCE_L1: case OP_REDUCE_L2: case OP_REDUCE_LOG_SUM: case OP_REDUCE_LOG_SUM_EXP: case OP_REDUCE_SUM_SQUARE:
 		ints_operand(im, np, 1, n, "axes");
 		break;
 	case OP_RESHAPE:

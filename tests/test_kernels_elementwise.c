@@ -709,6 +709,59 @@ Test(elementwise, reduce_mean_all_axes)
 	check_f32(RM_MODEL(", axes=[1, 0], keepdims=0"), 1, c, 0, NULL, F32S(3.5f), 1e-6, 0);
 }
 
+/* The other reductions of x = [[1, -2, 3], [-4, 5, -6]] along axis 1:
+ * sum 2, -5; max 3, 5; min -2, -6; prod -6, 120; l1 6, 15; sum_square 14,
+ * 77; l2 sqrt 14 = 3.74165739, sqrt 77 = 8.77496439. */
+static void check_reduce(const char *op, const char *attrs, int n, const float *x, int rank, const int64_t *dims,
+			 const float *want, double rtol)
+{
+	char model[256];
+	snprintf(model, sizeof model, "graph t {\n  input x : f32[2,%d]\n  y = %s(x%s)\n  output y\n}\n", n / 2, op, attrs);
+	Tensor *in[] = {t_f32(2, DIMS(2, n / 2), x)};
+	check_f32(model, 1, in, rank, dims, want, rtol, 0);
+}
+
+Test(elementwise, reductions_along_an_axis)
+{
+	const float *x = F32S(1, -2, 3, -4, 5, -6);
+	check_reduce("reduce_sum", ", axes=[1], keepdims=0", 6, x, 1, DIMS(2), F32S(2, -5), 0);
+	check_reduce("reduce_max", ", axes=[1], keepdims=0", 6, x, 1, DIMS(2), F32S(3, 5), 0);
+	check_reduce("reduce_min", ", axes=[1], keepdims=0", 6, x, 1, DIMS(2), F32S(-2, -6), 0);
+	check_reduce("reduce_prod", ", axes=[1], keepdims=0", 6, x, 1, DIMS(2), F32S(-6, 120), 0);
+	check_reduce("reduce_l1", ", axes=[1], keepdims=0", 6, x, 1, DIMS(2), F32S(6, 15), 0);
+	check_reduce("reduce_sum_square", ", axes=[1], keepdims=0", 6, x, 1, DIMS(2), F32S(14, 77), 0);
+	check_reduce("reduce_l2", ", axes=[1]", 6, x, 2, DIMS(2, 1), F32S(3.74165739f, 8.77496439f), 1e-6);
+	/* over axis 0: max 1, 5, 3; min -4, -2, -6 */
+	check_reduce("reduce_max", ", axes=[0], keepdims=0", 6, x, 1, DIMS(3), F32S(1, 5, 3), 0);
+	check_reduce("reduce_min", ", axes=[-2], keepdims=0", 6, x, 1, DIMS(3), F32S(-4, -2, -6), 0);
+}
+
+/* log_sum of [[1, 2, 3], [4, 5, 6]]: log 6 = 1.79175947, log 15 = 2.70805020;
+ * log_sum_exp of [[1, 2, 3], [1000, 1000, -inf]]: log(e + e^2 + e^3) =
+ * 3.40760596, and 1000 + log 2 = 1000.69315 (no overflow to inf) */
+Test(elementwise, reduce_log_sum_and_log_sum_exp)
+{
+	check_reduce("reduce_log_sum", ", axes=[1], keepdims=0", 6, F32S(1, 2, 3, 4, 5, 6), 1, DIMS(2),
+		     F32S(1.79175947f, 2.70805020f), 1e-6);
+	check_reduce("reduce_log_sum_exp", ", axes=[1], keepdims=0", 6, F32S(1, 2, 3, 1000, 1000, -INFINITY), 1, DIMS(2),
+		     F32S(3.40760596f, 1000.69315f), 1e-6);
+}
+
+/* An empty reduction is the identity of the accumulation: sum 0, max -inf,
+ * min +inf, prod 1 */
+Test(elementwise, reductions_of_nothing)
+{
+	static const char *ops[] = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod"};
+	const float want[] = {0, -INFINITY, INFINITY, 1};
+	for (int i = 0; i < 4; i++) {
+		char model[256];
+		snprintf(model, sizeof model, "graph t {\n  input x : f32[2,0]\n  y = %s(x, axes=[1], keepdims=0)\n  output y\n}\n",
+			 ops[i]);
+		Tensor *in[] = {t_f32(2, DIMS(2, 0), NULL)};
+		check_f32(model, 1, in, 1, DIMS(2), (float[]){want[i], want[i]}, 0, 0);
+	}
+}
+
 Test(elementwise, reduce_mean_noop_with_empty_axes)
 {
 	Tensor *a[] = {t_f32(2, DIMS(2, 3), RM_X)};
