@@ -19,8 +19,11 @@ static int vector_pressure(const Node *n)
 	case OP_POW: return 22;
 	case OP_ERF: case OP_GELU: case OP_LOG: case OP_LOGSOFTMAX: case OP_REDUCE_LOG_SUM: case OP_REDUCE_LOG_SUM_EXP:
 		return 16;
-	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_SOFTMAX: return 12;
+	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_SOFTMAX: case OP_ELU: case OP_SELU: case OP_CELU: return 12;
+	case OP_SINH: case OP_COSH: case OP_SOFTPLUS: case OP_ASINH: case OP_ACOSH: case OP_ATANH: return 16;
 	case OP_LEAKY_RELU: case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_CLIP: return 5;
+	case OP_PRELU: case OP_SOFTSIGN: case OP_THRESHOLDED_RELU: return 5;
+	case OP_SHRINK: case OP_SIGN: case OP_FLOOR: case OP_CEIL: return 6;
 	case OP_LAYERNORM: case OP_BATCHNORM: return 6;
 	default: return n->nin + 2;
 	}
@@ -97,8 +100,15 @@ static bool ex_scalar_loop(CG *c, const Node *n, const LegalEntry *e)
 static bool ex_transcendental(CG *c, const Node *n, const LegalEntry *e)
 {
 	(void)e;
-	if (!all_of(n, DT_F32) || !(n->op == OP_EXP || n->op == OP_LOG || n->op == OP_TANH || n->op == OP_SIGMOID ||
-				    n->op == OP_ERF || n->op == OP_GELU || n->op == OP_POW))
+	switch (n->op) {
+	case OP_EXP: case OP_LOG: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_GELU: case OP_POW:
+	case OP_ELU: case OP_SELU: case OP_CELU: case OP_SOFTPLUS: case OP_SINH: case OP_COSH: /* through exp_poly */
+	case OP_ASINH: case OP_ACOSH: case OP_ATANH: /* through log_poly */
+		break;
+	default:
+		return false;
+	}
+	if (!all_of(n, DT_F32))
 		return false;
 	return cg_ew_kernel(c, &n, 1, EW_F32);
 }

@@ -28,6 +28,10 @@ bool cg_is_elementwise(OpKind op)
 	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_GELU: case OP_LEAKY_RELU: case OP_HARDSWISH:
 	case OP_LOG:
 		return true;
+	case OP_PRELU: case OP_ELU: case OP_SELU: case OP_CELU: case OP_SOFTPLUS: case OP_SOFTSIGN: case OP_THRESHOLDED_RELU:
+	case OP_SHRINK: case OP_SIGN: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_SINH: case OP_COSH: case OP_ASINH:
+	case OP_ACOSH: case OP_ATANH: case OP_MEAN:
+		return true;
 	default:
 		return false;
 	}
@@ -138,6 +142,110 @@ static LirExpr *int_bound(Ew *b, double v, bool lower)
 
 static LirExpr *value(Ew *b, const Value *v);
 
+/* The activations, rounding and hyperbolic functions beyond Tier 1, mean */
+static LirExpr *node_f32_more(Ew *b, const Node *n, LirExpr **x)
+{
+	LirKernel *k = b->k;
+#define OP2(op, p, q) lir_op(k, (op), (p), (q), NULL)
+#define OP1(op, p) lir_op(k, (op), (p), NULL, NULL)
+#define KF(v) lir_constf(k, (v))
+#define REF(t) lir_ref(k, (t))
+#define SEL(m, p, q) lir_op(k, SEL_SELECT_V, (m), (p), (q))
+#define LT(p, q) OP2(SEL_CMPLT_V, (p), (q))
+	switch (n->op) {
+	case OP_PRELU: /* max(x, 0) + slope * min(x, 0) */
+		{
+			int t = keep(b, x[0]);
+			return OP2(SEL_ADD_V, OP2(SEL_MAX_V, REF(t), KF(0.0)), OP2(SEL_MUL_V, x[1], OP2(SEL_MIN_V, REF(t), KF(0.0))));
+		}
+	case OP_ELU: case OP_SELU: case OP_CELU: {
+		/* max(x, 0) + alpha (e ** min(x, 0) - 1) (celu: e ** (min(x, 0) / alpha));
+		 * selu: all times gamma */
+		int t = keep(b, x[0]);
+		double a = attr_f(n, "alpha");
+		LirExpr *neg = OP2(SEL_MIN_V, REF(t), KF(0.0));
+		if (n->op == OP_CELU)
+			neg = OP2(SEL_MUL_V, neg, KF(1.0 / a));
+		int e = lm_exp(k, keep(b, neg));
+		LirExpr *v = OP2(SEL_ADD_V, OP2(SEL_MAX_V, REF(t), KF(0.0)), OP2(SEL_MUL_V, KF(a), OP2(SEL_SUB_V, REF(e), KF(1.0))));
+		return n->op == OP_SELU ? OP2(SEL_MUL_V, v, KF(attr_f(n, "gamma"))) : v;
+	}
+	case OP_SOFTPLUS: {
+		/* max(x, 0) + log(1 + e ** -|x|): no overflow */
+		int t = keep(b, x[0]);
+		int e = lm_exp(k, keep(b, OP1(SEL_NEG_V, OP1(SEL_ABS_V, REF(t)))));
+		int l = lm_log(k, keep(b, OP2(SEL_ADD_V, REF(e), KF(1.0))));
+		return OP2(SEL_ADD_V, OP2(SEL_MAX_V, REF(t), KF(0.0)), REF(l));
+	}
+	case OP_SOFTSIGN: {
+		int t = keep(b, x[0]);
+		return OP2(SEL_DIV_V, REF(t), OP2(SEL_ADD_V, OP1(SEL_ABS_V, REF(t)), KF(1.0)));
+	}
+	case OP_THRESHOLDED_RELU: {
+		int t = keep(b, x[0]);
+		return SEL(LT(KF(attr_f(n, "alpha")), REF(t)), REF(t), KF(0.0));
+	}
+	case OP_SHRINK: {
+		int t = keep(b, x[0]);
+		double l = attr_f(n, "lambd"), bias = attr_f(n, "bias");
+		/* (one select per tree: a target may have a single mask register) */
+		int hi = keep(b, SEL(LT(KF(l), REF(t)), OP2(SEL_SUB_V, REF(t), KF(bias)), KF(0.0)));
+		return SEL(LT(REF(t), KF(-l)), OP2(SEL_ADD_V, REF(t), KF(bias)), REF(hi));
+	}
+	case OP_SIGN: { /* 1, -1, or x itself (0, -0, NaN) */
+		int t = keep(b, x[0]);
+		int lo = keep(b, SEL(LT(REF(t), KF(0.0)), KF(-1.0), REF(t)));
+		return SEL(LT(KF(0.0), REF(t)), KF(1.0), REF(lo));
+	}
+	case OP_FLOOR: case OP_CEIL: {
+		/* r = round(x) (to even), one step back where it went past x */
+		int t = keep(b, x[0]);
+		int r = keep(b, OP1(SEL_ROUND_V, REF(t)));
+		if (n->op == OP_FLOOR)
+			return OP2(SEL_SUB_V, REF(r), SEL(LT(REF(t), REF(r)), KF(1.0), KF(0.0)));
+		return OP2(SEL_ADD_V, REF(r), SEL(LT(REF(r), REF(t)), KF(1.0), KF(0.0)));
+	}
+	case OP_ROUND: return OP1(SEL_ROUND_V, x[0]);
+	case OP_SINH: case OP_COSH: {
+		/* (e ** x -+ e ** -x) / 2 */
+		int t = keep(b, x[0]);
+		int p = lm_exp(k, t), q = lm_exp(k, keep(b, OP1(SEL_NEG_V, REF(t))));
+		return OP2(SEL_MUL_V, OP2(n->op == OP_SINH ? SEL_SUB_V : SEL_ADD_V, REF(p), REF(q)), KF(0.5));
+	}
+	case OP_ASINH: {
+		/* sign(x) log(|x| + sqrt(x^2 + 1)) */
+		int t = keep(b, x[0]);
+		int a = keep(b, OP1(SEL_ABS_V, REF(t)));
+		int l = lm_log(k, keep(b, OP2(SEL_ADD_V, REF(a), OP1(SEL_SQRT_V, lir_op(k, SEL_FMA_V, REF(a), REF(a), KF(1.0))))));
+		return SEL(LT(REF(t), KF(0.0)), OP1(SEL_NEG_V, REF(l)), REF(l));
+	}
+	case OP_ACOSH: { /* log(x + sqrt(x^2 - 1)) */
+		int t = keep(b, x[0]);
+		int l = lm_log(k, keep(b, OP2(SEL_ADD_V, REF(t), OP1(SEL_SQRT_V, lir_op(k, SEL_FMA_V, REF(t), REF(t), KF(-1.0))))));
+		return REF(l);
+	}
+	case OP_ATANH: { /* log((1 + x) / (1 - x)) / 2 */
+		int t = keep(b, x[0]);
+		int l = lm_log(k, keep(b, OP2(SEL_DIV_V, OP2(SEL_ADD_V, KF(1.0), REF(t)), OP2(SEL_SUB_V, KF(1.0), REF(t)))));
+		return OP2(SEL_MUL_V, REF(l), KF(0.5));
+	}
+	case OP_MEAN: {
+		LirExpr *acc = x[0];
+		for (int i = 1; i < n->nin; i++)
+			acc = OP2(SEL_ADD_V, acc, x[i]);
+		return OP2(SEL_MUL_V, acc, KF(1.0 / n->nin));
+	}
+	default:
+		return NULL;
+	}
+#undef OP2
+#undef OP1
+#undef KF
+#undef SEL
+#undef REF
+#undef LT
+}
+
 /* f32: the vector vocabulary (scalar where the lowering finds one element) */
 static LirExpr *node_f32(Ew *b, const Node *n, LirExpr **x)
 {
@@ -185,7 +293,7 @@ static LirExpr *node_f32(Ew *b, const Node *n, LirExpr **x)
 	case OP_IDENTITY: case OP_DROPOUT: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
 		return x[0];
 	default:
-		return NULL;
+		return node_f32_more(b, n, x);
 	}
 }
 
@@ -559,7 +667,7 @@ bool cg_scalar_kernel(CG *c, const Node *n)
 		return false;
 	switch (n->op) {
 	case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
-	case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_WHERE: case OP_CAST:
+	case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_WHERE: case OP_CAST: case OP_ISNAN: case OP_ISINF:
 		break;
 	default:
 		return false;
@@ -598,6 +706,19 @@ bool cg_scalar_kernel(CG *c, const Node *n)
 	case OP_NOT: e = OP2(SEL_XOR_I, x[0], lir_consti(k, 1)); break;
 	case OP_WHERE: e = lir_op(k, SEL_SELECT_I, x[0], x[1], x[2]); break;
 	case OP_CAST: e = scalar_cast(k, dt, y->type.dtype, x[0]); break;
+	case OP_ISNAN: /* x != x */
+		e = OP2(SEL_XOR_I, OP2(SEL_CMPEQ_F, x[0], scalar_leaf(c, k, n->in[0], &xa[0], false)), lir_consti(k, 1));
+		break;
+	case OP_ISINF: { /* |x| == inf, or x == +inf, or x == -inf */
+		bool neg = attr_i(n, "detect_negative"), pos = attr_i(n, "detect_positive");
+		if (neg && pos)
+			e = OP2(SEL_CMPEQ_F, lir_op(k, SEL_ABS_V, x[0], NULL, NULL), lir_constf(k, INFINITY));
+		else if (neg || pos)
+			e = OP2(SEL_CMPEQ_F, x[0], lir_constf(k, pos ? INFINITY : -INFINITY));
+		else
+			e = lir_consti(k, 0);
+		break;
+	}
 	default: e = scalar_compare(k, n->op, dt == DT_F32, x[0], x[1]); break;
 	}
 #undef OP2

@@ -51,7 +51,7 @@ int lm_exp(LirKernel *k, int x)
 /* log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s),
  * s = (m - 1) / (m + 1), |s| < 0.172, by its series to s^11 (relative
  * error below 1e-7); subnormals are scaled first; log 0 = -inf, log of a
- * negative number = nan. */
+ * negative number = nan, log inf = inf, log nan = nan. */
 int lm_log(LirKernel *k, int x)
 {
 	LirExpr *tiny = lir_op(k, SEL_CMPLT_V, R(x), K(1.17549435e-38), NULL);
@@ -76,9 +76,11 @@ int lm_log(LirKernel *k, int x)
 	/* 2 (s + s p) + e ln2 */
 	int lm = keep(k, OPV(SEL_MUL_V, lir_op(k, SEL_FMA_V, R(sv), R(p2), R(sv)), K(2.0)));
 	int y = keep(k, lir_op(k, SEL_FMA_V, R(e2), K(0.69314718055994531), R(lm)));
-	/* x == 0: -inf; x < 0: nan */
+	/* x == 0: -inf; x < 0: nan; x = +inf or nan: x itself (every compare
+	 * with nan is false) */
 	int z = keep(k, lir_op(k, SEL_SELECT_V, lir_op(k, SEL_CMPLE_V, R(x), K(0.0), NULL), K(-INFINITY), R(y)));
-	return keep(k, lir_op(k, SEL_SELECT_V, lir_op(k, SEL_CMPLT_V, R(x), K(0.0), NULL), K(NAN), R(z)));
+	int w = keep(k, lir_op(k, SEL_SELECT_V, lir_op(k, SEL_CMPLT_V, R(x), K(0.0), NULL), K(NAN), R(z)));
+	return keep(k, lir_op(k, SEL_SELECT_V, lir_op(k, SEL_CMPLT_V, R(x), K(INFINITY), NULL), R(w), R(x)));
 }
 
 /* pow(a, b) as C's pow: |a|^b = exp(b log |a|); a negative base takes an

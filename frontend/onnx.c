@@ -717,6 +717,12 @@ static const OpMap op_map[] = {
 	{"Equal", OP_EQUAL, -1}, {"Less", OP_LESS, -1}, {"LessOrEqual", OP_LESS_EQUAL, -1}, {"Greater", OP_GREATER, -1},
 	{"GreaterOrEqual", OP_GREATER_EQUAL, -1}, {"And", OP_AND, -1}, {"Or", OP_OR, -1}, {"Xor", OP_XOR, -1},
 	{"Not", OP_NOT, -1}, {"Where", OP_WHERE, -1}, {"Cast", OP_CAST, -1}, {"CastLike", OP_CAST, 1},
+	{"PRelu", OP_PRELU, -1}, {"Elu", OP_ELU, -1}, {"Selu", OP_SELU, -1}, {"Celu", OP_CELU, -1},
+	{"Softplus", OP_SOFTPLUS, -1}, {"Softsign", OP_SOFTSIGN, -1}, {"ThresholdedRelu", OP_THRESHOLDED_RELU, -1},
+	{"Shrink", OP_SHRINK, -1}, {"Sign", OP_SIGN, -1}, {"Floor", OP_FLOOR, -1}, {"Ceil", OP_CEIL, -1},
+	{"Round", OP_ROUND, -1}, {"Sinh", OP_SINH, -1}, {"Cosh", OP_COSH, -1}, {"Asinh", OP_ASINH, -1},
+	{"Acosh", OP_ACOSH, -1}, {"Atanh", OP_ATANH, -1}, {"Mean", OP_MEAN, -1}, {"IsNaN", OP_ISNAN, -1},
+	{"IsInf", OP_ISINF, -1},
 };
 
 /* A node of np's results: result i named after np's output i (absent or
@@ -918,6 +924,26 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 			else
 				in[1] = c;
 		}
+	}
+	if (ok && m->op == OP_PRELU && nin == 2 && im->opset < 7 && in[1]->type.shape.rank == 1 &&
+	    in[0]->type.shape.rank >= 3 && in[1]->type.shape.dim[0] == in[0]->type.shape.dim[1] &&
+	    in[1]->type.shape.dim[0] != 1) {
+		/* before opset 7 a slope of C values is per channel (axis 1): as
+		 * [C, 1, ...] it broadcasts so */
+		Shape cs = {in[0]->type.shape.rank - 1, {0}};
+		for (int d = 0; d < cs.rank; d++)
+			cs.dim[d] = d ? 1 : in[1]->type.shape.dim[0];
+		char *t = xasprintf("%s.channels", in[1]->name);
+		char *nm = ir_name(im, t);
+		free(t);
+		const char *names[] = {nm};
+		Node *r = graph_add_node(im->g, OP_RESHAPE, &in[1], 1, names, 1, where(im));
+		free(nm);
+		node_set_ints(r, "shape", cs.dim, cs.rank);
+		if (!typed(im, r))
+			ok = false;
+		else
+			in[1] = r->out[0];
 	}
 	if (ok && m->op == OP_POW && nin == 2 && in[0]->type.dtype != DT_F32) {
 		fail(im, "a base of %s is not supported (gdcc's pow takes an f32 base)", dtype_name(in[0]->type.dtype));

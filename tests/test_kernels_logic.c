@@ -1,6 +1,7 @@
-/* Shape rules and reference kernels of ops_logic.c: comparisons (NaN
- * compares false), boolean logic, where and cast, with broadcasting.
- * Expected values are worked out by hand in the comments. */
+/* Shape rules and reference kernels of ops_logic.c (comparisons, NaN
+ * comparing false; boolean logic; where and cast, with broadcasting) and
+ * ops_activation.c.  Expected values are worked out by hand in the
+ * comments. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -156,4 +157,83 @@ Test(logic, shape_rule_errors)
 		cr_assert(found, "case %zu: no error containing '%s'", i, cases[i].msg);
 		diag_free(&d);
 	}
+}
+
+/* ---- ops_activation.c: textbook values ----------------------------------- */
+/* y = EXPR over x : f32[n] */
+static void unary_case(const char *expr, int n, const float *x, const float *want, double rtol)
+{
+	char model[256];
+	snprintf(model, sizeof model, "graph t {\n  input x : f32[%d]\n  y = %s\n  output y\n}\n", n, expr);
+	Graph *g = t_model(model);
+	Tensor *in[] = {t_f32(1, (int64_t[]){n}, x)};
+	Tensor **o = t_run(g, in);
+	t_assert_close(o[0], 1, (int64_t[]){n}, want, rtol, 1e-7);
+	t_free_outputs(g, o);
+	graph_free(g);
+	tensor_free(in[0]);
+}
+
+/* elu(-1) = e^-1 - 1 = -0.63212056; selu(-1) = 1.05070102 * 1.67326324 *
+ * (e^-1 - 1) = -1.11133074; celu(-1, alpha 2) = 2 (e^-0.5 - 1) =
+ * -0.78693868; softplus(0) = ln 2, softplus(100) = 100 (no overflow) */
+Test(activation, exponential_family)
+{
+	unary_case("elu(x)", 2, (float[]){-1, 3}, (float[]){-0.63212056f, 3}, 1e-6);
+	unary_case("selu(x)", 2, (float[]){-1, 1}, (float[]){-1.11133074f, 1.05070102f}, 1e-6);
+	unary_case("celu(x, alpha=2)", 2, (float[]){-1, 1}, (float[]){-0.78693868f, 1}, 1e-6);
+	unary_case("softplus(x)", 3, (float[]){0, 100, -100}, (float[]){0.69314718f, 100, 3.72007598e-44f}, 1e-6);
+}
+
+/* softsign(3) = 0.75; thresholded_relu keeps x > alpha only; shrink with
+ * lambd 0.5, bias 0.25: -2 -> -1.75, 0.3 -> 0, 2 -> 1.75; sign keeps 0 */
+Test(activation, piecewise)
+{
+	unary_case("softsign(x)", 2, (float[]){3, -1}, (float[]){0.75f, -0.5f}, 1e-7);
+	unary_case("thresholded_relu(x)", 3, (float[]){0.5f, 1, 2}, (float[]){0, 0, 2}, 0);
+	unary_case("shrink(x, lambd=0.5, bias=0.25)", 3, (float[]){-2, 0.3f, 2}, (float[]){-1.75f, 0, 1.75f}, 0);
+	unary_case("sign(x)", 3, (float[]){-3, 0, 0.1f}, (float[]){-1, 0, 1}, 0);
+}
+
+/* floor and ceil toward -inf / +inf; round halves to even: 2.5 -> 2,
+ * -0.5 -> -0, 1.5 -> 2; 2^23 + 1 stays (no x - 0.5 trick) */
+Test(activation, rounding)
+{
+	unary_case("floor(x)", 4, (float[]){-1.5f, 1.5f, 8388609, -0.25f}, (float[]){-2, 1, 8388609, -1}, 0);
+	unary_case("ceil(x)", 4, (float[]){-1.5f, 1.5f, 8388609, -0.25f}, (float[]){-1, 2, 8388609, 0}, 0);
+	unary_case("round(x)", 4, (float[]){2.5f, -0.5f, 1.5f, -2.7f}, (float[]){2, 0, 2, -3}, 0);
+}
+
+/* sinh 1 = 1.17520119, cosh 1 = 1.54308063, asinh 1 = 0.88137359,
+ * acosh 2 = 1.31695790, atanh 0.5 = 0.54930614 */
+Test(activation, hyperbolic)
+{
+	unary_case("sinh(x)", 1, (float[]){1}, (float[]){1.17520119f}, 1e-6);
+	unary_case("cosh(x)", 1, (float[]){1}, (float[]){1.54308063f}, 1e-6);
+	unary_case("asinh(x)", 2, (float[]){1, -1}, (float[]){0.88137359f, -0.88137359f}, 1e-6);
+	unary_case("acosh(x)", 2, (float[]){2, 0.5f}, (float[]){1.31695790f, NAN}, 1e-6);
+	unary_case("atanh(x)", 1, (float[]){0.5f}, (float[]){0.54930614f}, 1e-6);
+}
+
+/* prelu(-2, 0.25) = -0.5 with a per-column slope; mean(1, 2, 6) = 3;
+ * isnan and isinf (positive only) of [nan, inf, -inf, 1] */
+Test(activation, prelu_mean_isnan)
+{
+	Graph *g;
+	Tensor **o = run("graph t {\n"
+			 "  const x : f32[2, 2] = [-2, 3, -4, -1]\n"
+			 "  const s : f32[2] = [0.25, 2]\n"
+			 "  const a : f32[] = [1]\n"
+			 "  const b : f32[2] = [2, 4]\n"
+			 "  const c : f32[2] = [6, 0]\n"
+			 "  const v : f32[4] = [nan, inf, -inf, 1]\n"
+			 "  p = prelu(x, s)\n  m = mean(a, b, c)\n  n = isnan(v)\n  i = isinf(v, detect_negative=0)\n"
+			 "  output p, m, n, i\n}\n",
+			 &g);
+	t_assert_close(o[0], 2, (int64_t[]){2, 2}, (float[]){-0.5f, 3, -1, -2}, 0, 0);
+	t_assert_close(o[1], 1, (int64_t[]){2}, (float[]){3, 5.0f / 3}, 1e-7, 0);
+	assert_bools(o[2], 1, (int64_t[]){4}, (uint8_t[]){1, 0, 0, 0});
+	assert_bools(o[3], 1, (int64_t[]){4}, (uint8_t[]){0, 1, 0, 0});
+	t_free_outputs(g, o);
+	graph_free(g);
 }
