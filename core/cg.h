@@ -165,6 +165,9 @@ bool cg_epilogue_heavy(const CG *c);
  * scalar loop nest over the result's elements; false: an op or dtype it
  * does not lower (nothing emitted) */
 bool cg_scalar_kernel(CG *c, const Node *n);
+/* kern_index.c: range, argmax, argmin, hardmax, trilu, gather_elements,
+ * tile as scalar loops; false: not one of them (nothing emitted) */
+bool cg_index_kernel(CG *c, const Node *n);
 /* A prologue of elementwise nodes whose operands from outside are of its
  * output's shape or of one element: its value at flat element index a,
  * appended to k, in a temporary (c->pro). */

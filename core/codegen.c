@@ -85,7 +85,7 @@ static bool lower_elementwise(CG *c, const Node *n, const LegalEntry *e)
 static bool ex_scalar_loop(CG *c, const Node *n, const LegalEntry *e)
 {
 	(void)e;
-	if (cg_scalar_kernel(c, n))
+	if (cg_scalar_kernel(c, n) || cg_index_kernel(c, n))
 		return true;
 	if (!all_of(n, DT_I64) || !(n->op == OP_ABS || n->op == OP_CLIP || n->op == OP_NEG || n->op == OP_ADD ||
 				    n->op == OP_SUB || n->op == OP_MUL || n->op == OP_MIN || n->op == OP_MAX ||
@@ -170,6 +170,19 @@ static bool lower_shape(CG *c, const Node *n, const LegalEntry *e)
 		LirAffine a = lir_affine(i);
 		lir_store(lk, by, &a, lir_consti(lk, in[start + i]));
 	}
+	bool ok = cg_lir_run(c, lk, true);
+	lir_kernel_free(lk);
+	return ok;
+}
+
+/* size: the element count, known when compiling: one store */
+static bool lower_size(CG *c, const Node *n, const LegalEntry *e)
+{
+	(void)e;
+	const Value *y = n->out[0];
+	LirKernel *lk = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: size", y->name);
+	LirAffine a = lir_affine(0);
+	lir_store(lk, cg_lir_buffer(c, lk, y->id), &a, lir_consti(lk, shape_numel(&n->in[0]->type.shape)));
 	bool ok = cg_lir_run(c, lk, true);
 	lir_kernel_free(lk);
 	return ok;
@@ -792,7 +805,7 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 		if (!v->is_input && (!v->def || v->def->op != OP_CONSTANT))
 			continue;
 		int es = (int)dtype_size(v->type.dtype);
-		if (es != 4 && es != 8) {
+		if (es != 4 && es != 8 && es != 1) {
 			diag_error(d, v->loc, "output '%s' (%s) cannot be copied: the vocabulary has no %d-byte loads", v->name,
 				   dtype_name(v->type.dtype), es);
 			c.ok = false;

@@ -723,6 +723,9 @@ static const OpMap op_map[] = {
 	{"Round", OP_ROUND, -1}, {"Sinh", OP_SINH, -1}, {"Cosh", OP_COSH, -1}, {"Asinh", OP_ASINH, -1},
 	{"Acosh", OP_ACOSH, -1}, {"Atanh", OP_ATANH, -1}, {"Mean", OP_MEAN, -1}, {"IsNaN", OP_ISNAN, -1},
 	{"IsInf", OP_ISINF, -1},
+	{"Size", OP_SIZE, -1}, {"Range", OP_RANGE, 0}, {"ArgMax", OP_ARGMAX, -1}, {"ArgMin", OP_ARGMIN, -1},
+	{"Hardmax", OP_HARDMAX, -1}, {"Trilu", OP_TRILU, 1}, {"GatherElements", OP_GATHER_ELEMENTS, -1},
+	{"Tile", OP_TILE, 1},
 };
 
 /* A node of np's results: result i named after np's output i (absent or
@@ -949,7 +952,7 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		fail(im, "a base of %s is not supported (gdcc's pow takes an f32 base)", dtype_name(in[0]->type.dtype));
 		ok = false;
 	}
-	if (ok && (m->op == OP_SOFTMAX || m->op == OP_LOGSOFTMAX) && im->opset < 13) {
+	if (ok && (m->op == OP_SOFTMAX || m->op == OP_LOGSOFTMAX || m->op == OP_HARDMAX) && im->opset < 13) {
 		ok = old_softmax(im, np, m->op, in[0]);
 		free(in);
 		return ok;
@@ -1058,6 +1061,36 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 			fail(im, "attribute 'value' holds no tensor");
 			return false;
 		}
+		break;
+	}
+	case OP_TRILU:
+		if ((nm = input_name(np, 1))) {
+			int cnt;
+			int64_t *kv = const_ints(im, nm, &cnt, "k");
+			if (kv && cnt == 1)
+				node_set_int(n, "k", kv[0]);
+			else if (kv)
+				fail(im, "its k ('%s') has %d values, not one", Q(im, nm), cnt);
+			free(kv);
+		}
+		break;
+	case OP_TILE:
+		ints_operand(im, np, 1, n, "repeats");
+		break;
+	case OP_RANGE: {
+		/* start, limit and delta: scalars known when compiling (or
+		 * specialized to the test data); the dtype is start's */
+		static const char *const names[] = {"start", "limit", "delta"};
+		for (int i = 0; i < 3; i++) {
+			double x;
+			if (!(nm = input_name(np, (size_t)i)))
+				fail(im, "its %s is missing", names[i]);
+			else if (const_float(im, nm, &x, names[i]))
+				node_set_float(n, names[i], x);
+		}
+		const Value *sv = (nm = input_name(np, 0)) ? sym_value(im, nm) : NULL;
+		if (sv)
+			node_set_dtype(n, "dtype", sv->type.dtype);
 		break;
 	}
 	case OP_CAST: {

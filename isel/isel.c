@@ -88,11 +88,21 @@ static void visit(const BursGrammar *g, int r, BursNode *n, void *vctx)
 	MInst mi = {.kind = MI_RULE, .rule = br->origin, .def = -1, .label = -1};
 	if (ri->result) {
 		int cls = class_of_nt(t, ri->result_nt);
-		mi.def = (n == c->root && c->dest >= 0 && f->vregs[c->dest].cls == cls) ? c->dest : mfunc_vreg(f, cls);
+		const char *other = !ri->tied[0] ? NULL
+				    : strcmp(ri->tied[0], ri->result) == 0 ? ri->tied[1]
+				    : strcmp(ri->tied[1], ri->result) == 0 ? ri->tied[0] : NULL;
+		bool into_dest = n == c->root && c->dest >= 0 && f->vregs[c->dest].cls == cls;
+		/* A tied result is first a copy of its tied operand: it cannot be
+		 * the destination when another operand reads the destination (t =
+		 * select(c, a, t), t = min(a, t)): the copy would overwrite it
+		 * before it is read.  Then the result goes to a new register and
+		 * a move to the destination follows (select_tree). */
+		for (int k = 0; into_dest && other && k < ri->nops; k++)
+			if (ops[k].kind == OPND_REG && ops[k].vreg == c->dest && strcmp(ri->ops[k].name, other) != 0)
+				into_dest = false;
+		mi.def = into_dest ? c->dest : mfunc_vreg(f, cls);
 		n->vreg = mi.def;
 		if (ri->tied[0]) {
-			const char *other = strcmp(ri->tied[0], ri->result) == 0 ? ri->tied[1]
-					    : strcmp(ri->tied[1], ri->result) == 0 ? ri->tied[0] : NULL;
 			for (int k = 0; other && k < ri->nops; k++)
 				if (strcmp(ri->ops[k].name, other) == 0 && ops[k].kind == OPND_REG) {
 					if (ops[k].vreg != mi.def)

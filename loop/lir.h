@@ -294,6 +294,8 @@ typedef struct {
 	/* a mask of the first k lanes (masked loops) */
 	BursNode *(*first_lanes)(void *ctx, int64_t k);
 	int err_label;    /* LS_INDEX out of range: the function's `return 1` (-1: none) */
+	bool lane0;       /* the target covers lane0.v: a vector of equal lanes becomes a
+	                   * scalar by it (bits kept: an i32 in f32 lanes), else by redmax.v */
 } LirLower;
 
 /* The kernel as selection statements appended to l->f. */

@@ -51,8 +51,8 @@ static BursNode *as_sort(Low *w, Tree t, Sort want)
 		return t.n;
 	if (t.s == SORT_F && want == SORT_V)
 		return sel_op(w->f, SEL_BCAST_V, t.n, NULL, NULL);
-	if (t.s == SORT_V && want == SORT_F)
-		return sel_op(w->f, SEL_REDMAX_V, t.n, NULL, NULL);
+	if (t.s == SORT_V && want == SORT_F) /* (redmax.v makes a NaN's bits canonical) */
+		return sel_op(w->f, w->l->lane0 ? SEL_LANE0_V : SEL_REDMAX_V, t.n, NULL, NULL);
 	w->ok = false; /* (the verifier rules this out) */
 	return t.n;
 }

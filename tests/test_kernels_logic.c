@@ -237,3 +237,65 @@ Test(activation, prelu_mean_isnan)
 	t_free_outputs(g, o);
 	graph_free(g);
 }
+
+/* ---- ops_index.c ---------------------------------------------------------- */
+/* x = [[3, 1, 3], [0, 5, 5]]: argmax per row 0, 1 (first) and 2, 2 (last);
+ * argmin per row 1, 0; along axis 0 (columns [3, 0], [1, 5], [3, 5]):
+ * argmax 0, 1, 1 */
+Test(index, argmax_argmin)
+{
+	Graph *g;
+	Tensor **o = run("graph t {\n"
+			 "  const x : f32[2, 3] = [3, 1, 3, 0, 5, 5]\n"
+			 "  a = argmax(x, axis=1, keepdims=0)\n  l = argmax(x, axis=1, keepdims=0, select_last_index=1)\n"
+			 "  m = argmin(x, axis=-1)\n  c = argmax(x)\n"
+			 "  output a, l, m, c\n}\n",
+			 &g);
+	t_assert_i64(o[0], 1, (int64_t[]){2}, (int64_t[]){0, 1});
+	t_assert_i64(o[1], 1, (int64_t[]){2}, (int64_t[]){2, 2});
+	t_assert_i64(o[2], 2, (int64_t[]){2, 1}, (int64_t[]){1, 0});
+	t_assert_i64(o[3], 2, (int64_t[]){1, 3}, (int64_t[]){0, 1, 1});
+	t_free_outputs(g, o);
+	graph_free(g);
+}
+
+/* trilu of a 3 x 3 ramp: upper k=1 keeps j >= i + 1; lower k=-1 keeps
+ * j <= i - 1; range 5, 3, 1 (negative delta); size 9; tile [1, 2] of
+ * [[1, 2]] twice: [[1, 2, 1, 2]]; hardmax of [1, 3, 3] is [0, 1, 0] */
+Test(index, trilu_range_size_tile_hardmax)
+{
+	Graph *g;
+	Tensor **o = run("graph t {\n"
+			 "  const x : f32[3, 3] = [1, 2, 3, 4, 5, 6, 7, 8, 9]\n"
+			 "  const p : f32[1, 2] = [1, 2]\n"
+			 "  const h : f32[3] = [1, 3, 3]\n"
+			 "  u = trilu(x, k=1)\n  l = trilu(x, upper=0, k=-1)\n"
+			 "  r = range(start=5, limit=0, delta=-2, dtype=i64)\n  s = size(x)\n"
+			 "  t = tile(p, repeats=[1, 2])\n  m = hardmax(h)\n"
+			 "  output u, l, r, s, t, m\n}\n",
+			 &g);
+	t_assert_close(o[0], 2, (int64_t[]){3, 3}, (float[]){0, 2, 3, 0, 0, 6, 0, 0, 0}, 0, 0);
+	t_assert_close(o[1], 2, (int64_t[]){3, 3}, (float[]){0, 0, 0, 4, 0, 0, 7, 8, 0}, 0, 0);
+	t_assert_i64(o[2], 1, (int64_t[]){3}, (int64_t[]){5, 3, 1});
+	t_assert_i64(o[3], 0, NULL, (int64_t[]){9});
+	t_assert_close(o[4], 2, (int64_t[]){1, 4}, (float[]){1, 2, 1, 2}, 0, 0);
+	t_assert_close(o[5], 1, (int64_t[]){3}, (float[]){0, 1, 0}, 0, 0);
+	t_free_outputs(g, o);
+	graph_free(g);
+}
+
+/* gather_elements along axis 1 of [[1, 2], [3, 4]] with [[0, 0], [1, -2]]:
+ * [[1, 1], [4, 3]]; an index of 2 is a run-time error */
+Test(index, gather_elements)
+{
+	Graph *g;
+	Tensor **o = run("graph t {\n"
+			 "  const x : f32[2, 2] = [1, 2, 3, 4]\n"
+			 "  const i : i64[2, 2] = [0, 0, 1, -2]\n"
+			 "  y = gather_elements(x, i, axis=1)\n"
+			 "  output y\n}\n",
+			 &g);
+	t_assert_close(o[0], 2, (int64_t[]){2, 2}, (float[]){1, 1, 4, 3}, 0, 0);
+	t_free_outputs(g, o);
+	graph_free(g);
+}

@@ -617,7 +617,75 @@ static Rg result_range(Gen *G, const GN *c, int k, const TensorType *out)
 			r = rhull(r, G->v[c->in[i]].r);
 		return r;
 	}
-	default: /* data movement, identity */
+	case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL: case OP_AND:
+	case OP_OR: case OP_XOR: case OP_NOT: case OP_ISNAN: case OP_ISINF: case OP_HARDMAX:
+		return (Rg){0, 1};
+	case OP_WHERE: return rhull(rb, G->v[c->in[2]].r);
+	case OP_CAST:
+		if (out[k].dtype == DT_BOOL || a->t.dtype == DT_BOOL)
+			return (Rg){0, 1};
+		return isint && a->t.dtype == DT_F32 ? (Rg){ceil(ra.lo) - 1, floor(ra.hi) + 1} : ra;
+	case OP_PRELU: return rhull(ra, rmul(ra, rb));
+	case OP_ELU: case OP_CELU: {
+		double al = fabs(cattr_f(c, "alpha", 1.0));
+		return (Rg){fmin(-al, ra.lo), fmax(ra.hi, 0)};
+	}
+	case OP_SELU: {
+		double al = fabs(cattr_f(c, "alpha", 1.6733)), g = fabs(cattr_f(c, "gamma", 1.0508));
+		return (Rg){-g * fmax(al, rmag(ra)), g * fmax(ra.hi, 0)};
+	}
+	case OP_SOFTPLUS: return (Rg){0, fmax(ra.hi, 0) + 0.7};
+	case OP_SOFTSIGN: return (Rg){-1, 1};
+	case OP_THRESHOLDED_RELU: return rhull(ra, (Rg){0, 0});
+	case OP_SHRINK: {
+		double bias = fabs(cattr_f(c, "bias", 0));
+		return (Rg){fmin(ra.lo, 0) - bias, fmax(ra.hi, 0) + bias};
+	}
+	case OP_SIGN: return (Rg){-1, 1};
+	case OP_FLOOR: case OP_CEIL: case OP_ROUND: return (Rg){ra.lo - 1, ra.hi + 1};
+	case OP_SINH: return (Rg){sinh(ra.lo), sinh(ra.hi)};
+	case OP_COSH: return (Rg){1, cosh(rmag(ra))};
+	case OP_ASINH: return (Rg){asinh(ra.lo), asinh(ra.hi)};
+	case OP_ACOSH: return (Rg){0, acosh(fmax(ra.hi, 1))};
+	case OP_ATANH: return (Rg){atanh(fmax(ra.lo, -0.999)), atanh(fmin(ra.hi, 0.999))};
+	case OP_MEAN: {
+		Rg r = ra;
+		for (int i = 1; i < c->nin; i++)
+			r = rhull(r, G->v[c->in[i]].r);
+		return r;
+	}
+	case OP_REDUCE_SUM: case OP_REDUCE_PROD: case OP_REDUCE_L1: case OP_REDUCE_L2: case OP_REDUCE_LOG_SUM:
+	case OP_REDUCE_LOG_SUM_EXP: case OP_REDUCE_SUM_SQUARE: case OP_REDUCE_MAX: case OP_REDUCE_MIN: {
+		double cnt = numel(&out[k].shape) ? (double)numel(&a->t.shape) / (double)numel(&out[k].shape) : 1;
+		double m = rmag(ra);
+		switch (c->op) {
+		case OP_REDUCE_SUM: return rsym(m * cnt);
+		case OP_REDUCE_PROD: return rsym(pow(fmax(m, 1), cnt));
+		case OP_REDUCE_L1: return (Rg){0, m * cnt};
+		case OP_REDUCE_L2: return (Rg){0, m * sqrt(cnt)};
+		case OP_REDUCE_SUM_SQUARE: return (Rg){0, m * m * cnt};
+		case OP_REDUCE_LOG_SUM: return (Rg){log(fmax(ra.lo, 1e-30)), log(fmax(ra.hi, 1e-30) * cnt)};
+		case OP_REDUCE_LOG_SUM_EXP: return (Rg){ra.lo, ra.hi + log(cnt)};
+		default: return ra;
+		}
+	}
+	case OP_SIZE: {
+		double n = (double)numel(&a->t.shape);
+		return (Rg){n, n};
+	}
+	case OP_RANGE: {
+		double st = cattr_f(c, "start", 0), de = cattr_f(c, "delta", 1);
+		double last = st + de * (double)(numel(&out[k].shape) ? numel(&out[k].shape) - 1 : 0);
+		return rg(st, last);
+	}
+	case OP_ARGMAX: case OP_ARGMIN: {
+		double m = 0;
+		for (int i = 0; i < a->t.shape.rank; i++)
+			m = fmax(m, (double)a->t.shape.dim[i]);
+		return (Rg){0, m};
+	}
+	case OP_TRILU: return rhull(ra, (Rg){0, 0});
+	default: /* data movement, identity, gather_elements, tile */
 		return ra;
 	}
 }
@@ -1790,6 +1858,250 @@ static bool gen_constant(Gen *G, OpKind op, GN *c)
 	return true;
 }
 
+/* ---- the ops of issue 17 ---------------------------------------------------- */
+/* f32 activations, rounding and hyperbolic functions: the operand kept
+ * where the function is finite */
+static bool gen_activation(Gen *G, OpKind op, GN *c)
+{
+	int a = get_operand(G, want(DTMASK_FLOAT, 0, GEN_RANK));
+	switch (op) {
+	case OP_ELU: case OP_SELU: case OP_CELU: case OP_SOFTPLUS: a = bounded(G, a, 8); break;
+	case OP_SINH: case OP_COSH: a = bounded(G, a, 4); break;
+	case OP_ACOSH: a = positive(G, bounded(G, a, 64), 1.0); break;
+	case OP_ATANH: a = bounded(G, a, 0.5); break;
+	default: a = bounded(G, a, B_ANY);
+	}
+	if (a < 0)
+		return false;
+	c->in[c->nin++] = a;
+	switch (op) {
+	case OP_ELU: case OP_CELU: case OP_THRESHOLDED_RELU:
+		if (chance(G, 0.7))
+			set_f(c, "alpha", round3(runif(G, 0.25, 2)));
+		break;
+	case OP_SELU:
+		if (chance(G, 0.5)) {
+			set_f(c, "alpha", round3(runif(G, 0.5, 2)));
+			set_f(c, "gamma", round3(runif(G, 0.5, 2)));
+		}
+		break;
+	case OP_SHRINK:
+		if (chance(G, 0.7)) {
+			set_f(c, "lambd", round3(runif(G, 0, 2)));
+			set_f(c, "bias", round3(runif(G, -1, 1)));
+		}
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+/* prelu(x, slope): the slope's shape broadcasts to x's */
+static bool gen_prelu(Gen *G, OpKind op, GN *c)
+{
+	(void)op;
+	int a = bounded(G, get_operand(G, want(DTMASK_FLOAT, 0, GEN_RANK)), B_ANY);
+	if (a < 0)
+		return false;
+	Shape ss = narrow(G, &G->v[a].t.shape);
+	int b = bounded(G, get_shaped_default(G, DT_F32, &ss), 4);
+	if (b < 0)
+		return false;
+	c->in[c->nin++] = a;
+	c->in[c->nin++] = b;
+	return true;
+}
+
+/* comparisons of two values of one dtype (equal also of bools), broadcasting */
+static bool gen_compare(Gen *G, OpKind op, GN *c)
+{
+	unsigned mask = op == OP_EQUAL ? DTMASK_ANY : num_mask();
+	int a = get_operand(G, want(mask, 0, GEN_RANK));
+	DType dt = G->v[a].t.dtype;
+	Shape r = widen(G, &G->v[a].t.shape), bs = narrow(G, &r);
+	int b = get_shaped_default(G, dt, &bs);
+	if (dt == DT_F32 && chance(G, 0.3))
+		b = a; /* some equal elements */
+	if (a < 0 || b < 0)
+		return false;
+	c->in[c->nin++] = chance(G, 0.5) ? a : b;
+	c->in[c->nin++] = c->in[0] == a ? b : a;
+	return true;
+}
+
+/* and, or, xor of two bools, not of one; isnan and isinf of f32 */
+static bool gen_logic(Gen *G, OpKind op, GN *c)
+{
+	unsigned mask = op == OP_ISNAN || op == OP_ISINF ? DTMASK_FLOAT : DTMASK(DT_BOOL);
+	int a = get_operand(G, want(mask, 0, GEN_RANK));
+	if (G->v[a].t.dtype != DT_F32 && G->v[a].t.dtype != DT_BOOL)
+		return false;
+	c->in[c->nin++] = a;
+	if (op == OP_AND || op == OP_OR || op == OP_XOR) {
+		Shape r = widen(G, &G->v[a].t.shape), bs = narrow(G, &r);
+		int b = get_shaped_default(G, DT_BOOL, &bs);
+		if (b < 0)
+			return false;
+		c->in[c->nin++] = b;
+	}
+	if (op == OP_ISINF && chance(G, 0.5))
+		set_i(c, chance(G, 0.5) ? "detect_negative" : "detect_positive", 0);
+	return true;
+}
+
+/* where(cond, x, y): a bool condition, x and y of one dtype, broadcasting */
+static bool gen_where(Gen *G, OpKind op, GN *c)
+{
+	(void)op;
+	int x = get_operand(G, want(DTMASK_ANY, 0, GEN_RANK));
+	DType dt = G->v[x].t.dtype;
+	Shape r = widen(G, &G->v[x].t.shape), ys = narrow(G, &r), cs = narrow(G, &r);
+	int y = get_shaped_default(G, dt, &ys), cond = get_shaped_default(G, DT_BOOL, &cs);
+	if (y < 0 || cond < 0)
+		return false;
+	c->in[c->nin++] = cond;
+	c->in[c->nin++] = x;
+	c->in[c->nin++] = y;
+	return true;
+}
+
+/* cast between f32, i32, i64 and bool (f32 kept well inside i32) */
+static bool gen_cast(Gen *G, OpKind op, GN *c)
+{
+	(void)op;
+	int a = get_operand(G, want(DTMASK_ANY, 0, GEN_RANK));
+	if (G->v[a].t.dtype == DT_F32)
+		a = bounded(G, a, B_ANY);
+	if (a < 0)
+		return false;
+	c->in[c->nin++] = a;
+	set_dt(c, "to", pick_dtype(G, DTMASK_ANY));
+	return true;
+}
+
+/* the reductions beyond reduce_mean over a non-empty operand (their
+ * identities are infinities or logs of 0): each operand kept where the
+ * result stays finite */
+static bool gen_reduce_more(Gen *G, OpKind op, GN *c)
+{
+	Want w = want(DTMASK_FLOAT, 0, GEN_RANK);
+	w.nonempty = true;
+	int a = get_operand(G, w);
+	switch (op) {
+	case OP_REDUCE_PROD: a = bounded(G, a, 1); break;
+	case OP_REDUCE_LOG_SUM: a = positive(G, bounded(G, a, B_ANY), 0.05); break;
+	case OP_REDUCE_LOG_SUM_EXP: a = bounded(G, a, 8); break;
+	default: a = bounded(G, a, B_ANY);
+	}
+	if (a < 0)
+		return false;
+	c->in[c->nin++] = a;
+	int r = G->v[a].t.shape.rank;
+	if (chance(G, 0.6) && r > 0) {
+		int64_t ax[MAX_RANK];
+		set_ints(c, "axes", ax, rand_axes(G, r, (int)rint_in(G, 1, r), ax));
+	}
+	if (chance(G, 0.5))
+		set_i(c, "keepdims", rint_in(G, 0, 1));
+	return true;
+}
+
+/* size of anything; range from attributes */
+static bool gen_size_range(Gen *G, OpKind op, GN *c)
+{
+	if (op == OP_SIZE) {
+		c->in[c->nin++] = get_operand(G, want(DTMASK_ANY, 0, GEN_RANK));
+		return true;
+	}
+	DType dt = pick_dtype(G, DTMASK_NUM);
+	double start = (double)rint_in(G, -20, 20), delta = (double)(chance(G, 0.5) ? rint_in(G, 1, 4) : -rint_in(G, 1, 4));
+	double limit = start + delta * (double)rint_in(G, -1, 40);
+	if (dt == DT_F32 && chance(G, 0.5)) {
+		start += 0.25;
+		delta *= 0.5;
+	}
+	set_f(c, "start", start);
+	set_f(c, "limit", limit);
+	set_f(c, "delta", delta);
+	if (dt != DT_F32 || chance(G, 0.3))
+		set_dt(c, "dtype", dt);
+	return true;
+}
+
+/* argmax, argmin (f32 and integers), hardmax (f32) along a non-empty axis */
+static bool gen_arg(Gen *G, OpKind op, GN *c)
+{
+	Want w = want(op == OP_HARDMAX ? DTMASK_FLOAT : num_mask(), 0, GEN_RANK);
+	w.nonempty = true;
+	int a = get_operand(G, w);
+	if (G->v[a].t.dtype == DT_F32)
+		a = bounded(G, a, B_ANY);
+	if (a < 0)
+		return false;
+	c->in[c->nin++] = a;
+	int r = G->v[a].t.shape.rank;
+	if (r > 0 && chance(G, 0.8))
+		set_i(c, "axis", rint_in(G, -r, r - 1));
+	if (op != OP_HARDMAX) {
+		if (chance(G, 0.5))
+			set_i(c, "keepdims", rint_in(G, 0, 1));
+		if (chance(G, 0.5))
+			set_i(c, "select_last_index", rint_in(G, 0, 1));
+	}
+	return true;
+}
+
+/* trilu over the last two axes, k around the diagonal (sometimes past it) */
+static bool gen_trilu(Gen *G, OpKind op, GN *c)
+{
+	(void)op;
+	int a = get_operand(G, want(DTMASK_ANY, 2, GEN_RANK));
+	c->in[c->nin++] = a;
+	if (chance(G, 0.6))
+		set_i(c, "upper", rint_in(G, 0, 1));
+	if (chance(G, 0.7))
+		set_i(c, "k", chance(G, 0.1) ? rint_in(G, -100, 100) : rint_in(G, -3, 3));
+	return true;
+}
+
+/* gather_elements: indices of the data's rank, each axis at most the
+ * data's, values in [-n, n) along the axis */
+static bool gen_gather_elements(Gen *G, OpKind op, GN *c)
+{
+	(void)op;
+	int x = get_operand(G, (Want){.dtmask = move_mask(G), .rmin = 1, .rmax = 4, .nonempty = true});
+	const Shape *xs = &G->v[x].t.shape;
+	int r = xs->rank;
+	int64_t axis = rint_in(G, -r, r - 1);
+	int an = (int)(axis < 0 ? axis + r : axis);
+	Shape is = *xs;
+	for (int i = 0; i < r; i++)
+		is.dim[i] = i == an ? rint_in(G, 1, 6) : rint_in(G, 1, xs->dim[i]);
+	shrink(G, &is, 64);
+	DType it = chance(G, 0.6) ? DT_I64 : DT_I32;
+	int idx = new_const(G, it, &is, chance(G, 0.3) ? -xs->dim[an] : 0, xs->dim[an] - 1);
+	c->in[c->nin++] = x;
+	c->in[c->nin++] = idx;
+	if (axis != 0 || chance(G, 0.3))
+		set_i(c, "axis", axis);
+	return true;
+}
+
+/* tile: a few copies along some axes */
+static bool gen_tile(Gen *G, OpKind op, GN *c)
+{
+	(void)op;
+	int x = get_operand(G, want(move_mask(G), 0, 4));
+	int r = G->v[x].t.shape.rank;
+	int64_t rep[MAX_RANK];
+	for (int i = 0; i < r; i++)
+		rep[i] = chance(G, 0.5) ? 1 : rint_in(G, 0, 3);
+	c->in[c->nin++] = x;
+	set_ints(c, "repeats", rep, r);
+	return true;
+}
+
 static GenFn family(OpKind op)
 {
 	switch (op) {
@@ -1822,6 +2134,24 @@ static GenFn family(OpKind op)
 	case OP_SHAPE: return gen_shape;
 	case OP_CONSTANT_OF_SHAPE: return gen_constant_of_shape;
 	case OP_CONSTANT: return gen_constant;
+	case OP_ELU: case OP_SELU: case OP_CELU: case OP_SOFTPLUS: case OP_SOFTSIGN: case OP_THRESHOLDED_RELU:
+	case OP_SHRINK: case OP_SIGN: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_SINH: case OP_COSH:
+	case OP_ASINH: case OP_ACOSH: case OP_ATANH:
+		return gen_activation;
+	case OP_PRELU: return gen_prelu;
+	case OP_MEAN: return gen_variadic;
+	case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL: return gen_compare;
+	case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_ISNAN: case OP_ISINF: return gen_logic;
+	case OP_WHERE: return gen_where;
+	case OP_CAST: return gen_cast;
+	case OP_REDUCE_SUM: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD: case OP_REDUCE_L1:
+	case OP_REDUCE_L2: case OP_REDUCE_LOG_SUM: case OP_REDUCE_LOG_SUM_EXP: case OP_REDUCE_SUM_SQUARE:
+		return gen_reduce_more;
+	case OP_SIZE: case OP_RANGE: return gen_size_range;
+	case OP_ARGMAX: case OP_ARGMIN: case OP_HARDMAX: return gen_arg;
+	case OP_TRILU: return gen_trilu;
+	case OP_GATHER_ELEMENTS: return gen_gather_elements;
+	case OP_TILE: return gen_tile;
 	default: return NULL; /* an op this generator does not know yet */
 	}
 }

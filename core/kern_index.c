@@ -1,0 +1,259 @@
+/* Kernels of the ops of indices and positions (core/ops_index.c), built as
+ * Loop IR scalar loops (expand(scalar_loop)): range, argmax / argmin,
+ * hardmax, trilu, gather_elements and tile.  A loop's variable is also a
+ * value (lir_index): positions are compared and stored as integers. */
+#include "cg.h"
+
+#define OP1(op, a) lir_op(k, (op), (a), NULL, NULL)
+#define OP2(op, a, b) lir_op(k, (op), (a), (b), NULL)
+#define IDX(v) lir_index(k, (v))
+#define KI(v) lir_consti(k, (v))
+
+static LirAffine aff(LirKernel *k, int64_t off, int var, int64_t coef)
+{
+	LirAffine a = lir_affine(off);
+	if (var >= 0 && coef)
+		lir_term(k, &a, var, coef);
+	return a;
+}
+
+/* one element of v at a: f32 as f (or its bits as i), the rest as i */
+static LirExpr *elem(CG *c, LirKernel *k, const Value *v, const LirAffine *a, bool bits)
+{
+	int b = cg_lir_buffer(c, k, v->id);
+	if (v->type.dtype == DT_I32 || (v->type.dtype == DT_F32 && bits))
+		return lir_load_as(k, b, a, LIR_AS_I32);
+	return lir_load(k, b, a);
+}
+
+/* (outer, n, inner) around axis ax of s */
+static void split3(const Shape *s, int ax, int64_t *outer, int64_t *n, int64_t *inner)
+{
+	*outer = *inner = 1;
+	*n = s->rank ? s->dim[ax] : 1;
+	for (int i = 0; i < s->rank; i++)
+		if (i < ax)
+			*outer *= s->dim[i];
+		else if (i > ax)
+			*inner *= s->dim[i];
+}
+
+static int axis_of(const Node *n, const char *attr, int rank)
+{
+	int64_t a = attr_i(n, attr);
+	return rank ? (int)(a < 0 ? a + rank : a) : 0;
+}
+
+static bool run(CG *c, LirKernel *k)
+{
+	bool ok = k->ok && cg_lir_run(c, k, true);
+	lir_kernel_free(k);
+	return ok;
+}
+
+/* y[i] = start + i delta: f32 from the index converted, integers exactly */
+static bool k_range(CG *c, const Node *n)
+{
+	const Value *y = n->out[0];
+	int64_t cnt = shape_numel(&y->type.shape);
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: range", y->name);
+	int by = cg_lir_buffer(c, k, y->id);
+	if (cnt > 0) {
+		int i = lir_for(k, 0, cnt, 1);
+		double start = attr_f(n, "start"), delta = attr_f(n, "delta");
+		LirExpr *e;
+		if (y->type.dtype == DT_F32)
+			e = OP2(SEL_ADD_V, OP2(SEL_MUL_V, OP1(SEL_CVT_I_F, IDX(i)), lir_constf(k, delta)), lir_constf(k, start));
+		else
+			e = OP2(SEL_ADD_I, OP2(SEL_MUL_I, IDX(i), KI((int64_t)delta)), KI((int64_t)start));
+		LirAffine a = aff(k, 0, i, 1);
+		lir_store(k, by, &a, e);
+		lir_end(k);
+	}
+	return run(c, k);
+}
+
+/* The first (or last) maximum (or minimum) of x's row at base (n
+ * elements, stride apart) into the i temporary it returns: the row's
+ * best so far in another temporary, a position taken where the compare
+ * says so (NaN never does). */
+static int arg_loop(CG *c, LirKernel *k, const Value *x, const LirAffine *base, int64_t n, int64_t stride, bool max,
+		    bool last)
+{
+	bool fl = x->type.dtype == DT_F32;
+	int best = lir_temp(k, fl ? SORT_V : SORT_I), pos = lir_temp(k, SORT_I);
+	lir_assign(k, best, elem(c, k, x, base, false));
+	lir_assign(k, pos, KI(0));
+	if (n > 1) {
+		int r = lir_for(k, 1, n, 1);
+		LirAffine a = *base;
+		lir_term(k, &a, r, stride);
+		LirExpr *v = elem(c, k, x, &a, false), *b = lir_ref(k, best);
+		/* take: best < v (max, first), best <= v (max, last); v < best, v <= best (min) */
+		LirExpr *lo = max ? b : v, *hi = max ? v : b, *take;
+		if (fl)
+			take = OP2(last ? SEL_CMPLE_F : SEL_CMPLT_F, lo, hi);
+		else
+			take = last ? OP2(SEL_XOR_I, OP2(SEL_CMPLT_I, hi, lo), KI(1)) : OP2(SEL_CMPLT_I, lo, hi);
+		lir_assign(k, pos, lir_op(k, SEL_SELECT_I, take, IDX(r), lir_ref(k, pos)));
+		LirExpr *v2 = elem(c, k, x, &a, false);
+		lir_assign(k, best, fl ? OP2(max ? SEL_MAX_V : SEL_MIN_V, lir_ref(k, best), v2)
+				       : OP2(max ? SEL_MAX_I : SEL_MIN_I, lir_ref(k, best), v2));
+		lir_end(k);
+	}
+	return pos;
+}
+
+/* argmax / argmin (positions, i64), hardmax (1.0 at the position) */
+static bool k_arg(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *y = n->out[0];
+	int64_t outer, cnt, inner;
+	split3(&x->type.shape, axis_of(n, "axis", x->type.shape.rank), &outer, &cnt, &inner);
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", y->name, op_info[n->op].name);
+	int by = cg_lir_buffer(c, k, y->id);
+	if (outer * inner > 0 && cnt > 0) {
+		int o = outer > 1 ? lir_for(k, 0, outer, 1) : -1;
+		int i = inner > 1 ? lir_for(k, 0, inner, 1) : -1;
+		LirAffine base = aff(k, 0, o, cnt * inner);
+		if (i >= 0)
+			lir_term(k, &base, i, 1);
+		bool hard = n->op == OP_HARDMAX;
+		int pos = arg_loop(c, k, x, &base, cnt, inner, n->op != OP_ARGMIN, !hard && attr_i(n, "select_last_index"));
+		if (hard) {
+			int r = lir_for(k, 0, cnt, 1);
+			LirAffine a = base;
+			lir_term(k, &a, r, inner);
+			lir_store(k, by, &a, OP1(SEL_CVT_I_F, OP2(SEL_CMPEQ_I, IDX(r), lir_ref(k, pos))));
+			lir_end(k);
+		} else {
+			LirAffine ya = aff(k, 0, o, inner);
+			if (i >= 0)
+				lir_term(k, &ya, i, 1);
+			lir_store(k, by, &ya, lir_ref(k, pos));
+		}
+		if (i >= 0)
+			lir_end(k);
+		if (o >= 0)
+			lir_end(k);
+	}
+	return run(c, k);
+}
+
+/* trilu: each element kept where j - i >= k (upper) or j - i <= k (lower),
+ * else 0: the element's bits through select.i */
+static bool k_trilu(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *y = n->out[0];
+	const Shape *s = &x->type.shape;
+	int64_t rows = s->dim[s->rank - 2], cols = s->dim[s->rank - 1], kk = attr_i(n, "k");
+	int64_t batch = rows > 0 && cols > 0 ? shape_numel(s) / (rows * cols) : 0;
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: trilu", y->name);
+	int by = cg_lir_buffer(c, k, y->id);
+	if (batch * rows * cols > 0) {
+		int b = lir_for(k, 0, batch, 1), i = lir_for(k, 0, rows, 1), j = lir_for(k, 0, cols, 1);
+		LirAffine a = aff(k, 0, b, rows * cols);
+		lir_term(k, &a, i, cols);
+		lir_term(k, &a, j, 1);
+		/* d = j - i; k saturated into what d can be, so that no bound overflows */
+		int64_t lim = rows + cols + 1;
+		int64_t kc = kk > lim ? lim : kk < -lim ? -lim : kk;
+		LirExpr *d = OP2(SEL_SUB_I, IDX(j), IDX(i));
+		/* upper: keep unless d < k; lower: keep unless k < d */
+		LirExpr *drop = attr_i(n, "upper") ? OP2(SEL_CMPLT_I, d, KI(kc)) : OP2(SEL_CMPLT_I, KI(kc), d);
+		lir_store(k, by, &a, lir_op(k, SEL_SELECT_I, drop, KI(0), elem(c, k, x, &a, true)));
+		lir_end(k);
+		lir_end(k);
+		lir_end(k);
+	}
+	return run(c, k);
+}
+
+/* gather_elements: per index element, the data element at it along axis
+ * (negative from the end; outside [-n, n) the function returns 1) */
+static bool k_gather_elements(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *idx = n->in[1], *y = n->out[0];
+	if (c->ret < 0)
+		return false;
+	const Shape *ds = &x->type.shape, *is = &idx->type.shape;
+	int ax = axis_of(n, "axis", ds->rank);
+	int64_t dst[MAX_RANK], ist[MAX_RANK];
+	shape_strides(ds, dst);
+	shape_strides(is, ist);
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: gather_elements", y->name);
+	int by = cg_lir_buffer(c, k, y->id), bi = cg_lir_buffer(c, k, idx->id), bx = cg_lir_buffer(c, k, x->id);
+	if (shape_numel(is) > 0) {
+		LirAffine ia = lir_affine(0), xa = lir_affine(0);
+		int nl = 0;
+		for (int d = 0; d < is->rank; d++) {
+			if (is->dim[d] == 1)
+				continue;
+			int v = lir_for(k, 0, is->dim[d], 1);
+			nl++;
+			lir_term(k, &ia, v, ist[d]);
+			if (d != ax)
+				lir_term(k, &xa, v, dst[d]);
+		}
+		LirExpr *ie = lir_load_as(k, bi, &ia, idx->type.dtype == DT_I32 ? LIR_AS_I32 : LIR_AS_ELEM);
+		int kv = lir_data_index(k, ie, ds->dim[ax]);
+		lir_term(k, &xa, kv, dst[ax]);
+		lir_store(k, by, &ia, lir_load(k, bx, &xa));
+		for (int i = 0; i < nl; i++)
+			lir_end(k);
+	}
+	return run(c, k);
+}
+
+/* tile: per axis a loop over the copies and one over the operand's
+ * elements: y[(r d_a + e) ...] = x[e ...], all affine */
+static bool k_tile(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *y = n->out[0];
+	const Shape *s = &x->type.shape;
+	const int64_t *rep;
+	attr_ints(n, "repeats", &rep);
+	int64_t ist[MAX_RANK], ost[MAX_RANK];
+	shape_strides(s, ist);
+	shape_strides(&y->type.shape, ost);
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: tile", y->name);
+	int by = cg_lir_buffer(c, k, y->id), bx = cg_lir_buffer(c, k, x->id);
+	if (shape_numel(&y->type.shape) > 0) {
+		LirAffine xa = lir_affine(0), ya = lir_affine(0);
+		int nl = 0, inner = -1;
+		for (int a = 0; a < s->rank; a++) {
+			if (rep[a] > 1) {
+				int r = lir_for(k, 0, rep[a], 1);
+				nl++;
+				lir_term(k, &ya, r, s->dim[a] * ost[a]);
+			}
+			if (s->dim[a] > 1) {
+				int e = lir_for(k, 0, s->dim[a], 1);
+				nl++;
+				lir_term(k, &ya, e, ost[a]);
+				lir_term(k, &xa, e, ist[a]);
+				inner = e;
+			}
+		}
+		lir_store(k, by, &ya, lir_load(k, bx, &xa));
+		for (int i = 0; i < nl; i++)
+			lir_end(k);
+		/* the last axis's elements are contiguous on both sides: vectors of
+		 * 4-byte elements (when that loop is the innermost) */
+		if (inner >= 0 && s->dim[s->rank - 1] > 1 && dtype_size(x->type.dtype) == 4)
+			cg_vectorize(c, k, inner);
+	}
+	return run(c, k);
+}
+
+bool cg_index_kernel(CG *c, const Node *n)
+{
+	switch (n->op) {
+	case OP_RANGE: return k_range(c, n);
+	case OP_ARGMAX: case OP_ARGMIN: case OP_HARDMAX: return k_arg(c, n);
+	case OP_TRILU: return k_trilu(c, n);
+	case OP_GATHER_ELEMENTS: return k_gather_elements(c, n);
+	case OP_TILE: return k_tile(c, n);
+	default: return false;
+	}
+}

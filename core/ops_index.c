@@ -1,0 +1,342 @@
+/* Ops of indices and positions: size, range, argmax / argmin, hardmax,
+ * trilu, gather_elements and tile.  Attribute specs, shape/dtype rules and
+ * reference kernels. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "util.h"
+
+const AttrSpec range_attrs[] = {
+	{.name = "start", .kind = ATTR_FLOAT, .required = true},
+	{.name = "limit", .kind = ATTR_FLOAT, .required = true},
+	{.name = "delta", .kind = ATTR_FLOAT, .required = true},
+	{.name = "dtype", .kind = ATTR_DTYPE, .has_default = true, .def_dt = DT_F32},
+	{0}};
+const AttrSpec argmax_attrs[] = {
+	{.name = "axis", .kind = ATTR_INT, .has_default = true, .def_i = 0},
+	{.name = "keepdims", .kind = ATTR_INT, .has_default = true, .def_i = 1, .has_range = true, .min = 0, .max = 1},
+	{.name = "select_last_index", .kind = ATTR_INT, .has_default = true, .def_i = 0, .has_range = true, .min = 0, .max = 1},
+	{0}};
+const AttrSpec hardmax_attrs[] = {
+	{.name = "axis", .kind = ATTR_INT, .has_default = true, .def_i = -1},
+	{0}};
+const AttrSpec trilu_attrs[] = {
+	{.name = "upper", .kind = ATTR_INT, .has_default = true, .def_i = 1, .has_range = true, .min = 0, .max = 1},
+	{.name = "k", .kind = ATTR_INT, .has_default = true, .def_i = 0},
+	{0}};
+const AttrSpec gather_elements_attrs[] = {
+	{.name = "axis", .kind = ATTR_INT, .has_default = true, .def_i = 0},
+	{0}};
+const AttrSpec tile_attrs[] = {
+	{.name = "repeats", .kind = ATTR_INTS, .required = true, .has_range = true, .min = 0, .max = INT64_MAX},
+	{0}};
+
+static bool mul_ok(int64_t a, int64_t b, int64_t *r)
+{
+	return !__builtin_mul_overflow(a, b, r);
+}
+
+static bool result_fits(InferCtx *cx, const Shape *s)
+{
+	int64_t n = 1;
+	for (int i = 0; i < s->rank; i++)
+		if (!mul_ok(n, s->dim[i], &n)) {
+			char sh[160];
+			return infer_error(cx, "the result shape %s has too many elements", shape_str(s, sh, sizeof sh));
+		}
+	return true;
+}
+
+/* ---- size: the element count as i64[] ------------------------------------- */
+bool infer_size(InferCtx *cx)
+{
+	Shape s = {.rank = 0};
+	set_result(cx, 0, DT_I64, &s);
+	return true;
+}
+
+bool kernel_size(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	(void)n;
+	(void)d;
+	((int64_t *)out[0]->data)[0] = tensor_numel(in[0]);
+	return true;
+}
+
+/* ---- range: start, start + delta, ... while before limit ------------------ */
+static int64_t range_count(const Node *n)
+{
+	double start = attr_f(n, "start"), limit = attr_f(n, "limit"), delta = attr_f(n, "delta");
+	double c = ceil((limit - start) / delta);
+	return c > 0 ? (int64_t)c : 0;
+}
+
+bool infer_range(InferCtx *cx)
+{
+	const Node *n = cx->n;
+	DType dt = attr_dt(n, "dtype");
+	if (!(DTMASK(dt) & DTMASK_NUM))
+		return infer_error_at_attr(cx, "dtype", "attribute 'dtype' = %s: range makes f32, i32 or i64", dtype_name(dt));
+	double start = attr_f(n, "start"), limit = attr_f(n, "limit"), delta = attr_f(n, "delta");
+	if (delta == 0 || !isfinite(start) || !isfinite(limit) || !isfinite(delta))
+		return infer_error(cx, "range(%g, %g, %g): the start, limit and delta must be finite and the delta not 0",
+				   start, limit, delta);
+	double c = ceil((limit - start) / delta);
+	if (c > 4.0e18)
+		return infer_error(cx, "range(%g, %g, %g) has too many elements", start, limit, delta);
+	Shape s = {.rank = 1, .dim = {range_count(n)}};
+	if (!result_fits(cx, &s))
+		return false;
+	set_result(cx, 0, dt, &s);
+	return true;
+}
+
+bool kernel_range(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	(void)in;
+	(void)d;
+	double start = attr_f(n, "start"), delta = attr_f(n, "delta");
+	int64_t cnt = tensor_numel(out[0]);
+	for (int64_t i = 0; i < cnt; i++) {
+		if (out[0]->type.dtype == DT_F32)
+			f32(out[0])[i] = (float)(start + (double)i * delta);
+		else /* (wrapping) */
+			tensor_set_i(out[0], i, (int64_t)((uint64_t)(int64_t)start + (uint64_t)i * (uint64_t)(int64_t)delta));
+	}
+	return true;
+}
+
+/* ---- argmax, argmin: i64 positions along axis ------------------------------- */
+bool infer_argmax(InferCtx *cx)
+{
+	if (!require_dtype(cx, 0, DTMASK_NUM))
+		return false;
+	const Shape *s = &operand_type(cx, 0)->shape;
+	int ax;
+	if (!normalize_axis(cx, "axis", attr_i(cx->n, "axis"), s->rank, &ax))
+		return false;
+	if (s->rank && s->dim[ax] == 0)
+		return infer_error_at_operand(cx, 0, "arg%s over an empty axis %d", cx->n->op == OP_ARGMAX ? "max" : "min",
+					      ax);
+	Shape r = {.rank = 0};
+	for (int i = 0; i < s->rank; i++)
+		if (i != ax)
+			r.dim[r.rank++] = s->dim[i];
+		else if (attr_i(cx->n, "keepdims"))
+			r.dim[r.rank++] = 1;
+	set_result(cx, 0, DT_I64, &r);
+	return true;
+}
+
+/* (outer, n, inner): the elements before, along and after axis */
+static void split3(const Shape *s, int ax, int64_t *outer, int64_t *n, int64_t *inner)
+{
+	*outer = *inner = 1;
+	*n = s->rank ? s->dim[ax] : 1;
+	for (int i = 0; i < s->rank; i++)
+		if (i < ax)
+			*outer *= s->dim[i];
+		else if (i > ax)
+			*inner *= s->dim[i];
+}
+
+/* The position of the first (or last) maximum (or minimum) of each row:
+ * as the compiled loop compares, so NaN never wins. */
+static int64_t arg_of(const Tensor *x, int64_t base, int64_t n, int64_t stride, bool max, bool last)
+{
+	int64_t best = 0;
+	double bv = tensor_get_f(x, base);
+	int64_t bi = tensor_get_i(x, base);
+	bool fl = x->type.dtype == DT_F32;
+	for (int64_t r = 1; r < n; r++) {
+		int64_t at = base + r * stride;
+		bool take;
+		if (fl) {
+			double v = tensor_get_f(x, at);
+			take = max ? (last ? bv <= v : bv < v) : (last ? v <= bv : v < bv);
+			if (take)
+				bv = v;
+		} else {
+			int64_t v = tensor_get_i(x, at);
+			take = max ? (last ? bi <= v : bi < v) : (last ? v <= bi : v < bi);
+			if (take)
+				bi = v;
+		}
+		if (take)
+			best = r;
+	}
+	return best;
+}
+
+static bool arg_kernel(const Node *n, Tensor *const *in, Tensor *const *out)
+{
+	const Shape *s = &in[0]->type.shape;
+	int ax = s->rank ? (int)(attr_i(n, "axis") < 0 ? attr_i(n, "axis") + s->rank : attr_i(n, "axis")) : 0;
+	int64_t outer, cnt, inner;
+	split3(s, ax, &outer, &cnt, &inner);
+	bool last = attr_i(n, "select_last_index");
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++)
+			((int64_t *)out[0]->data)[o * inner + i] =
+				arg_of(in[0], o * cnt * inner + i, cnt, inner, n->op == OP_ARGMAX, last);
+	return true;
+}
+
+bool kernel_argmax(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	(void)d;
+	return arg_kernel(n, in, out);
+}
+
+bool kernel_argmin(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	(void)d;
+	return arg_kernel(n, in, out);
+}
+
+/* ---- hardmax: 1 at the first maximum along axis, else 0 -------------------- */
+bool infer_hardmax(InferCtx *cx)
+{
+	if (!require_dtype(cx, 0, DTMASK_FLOAT))
+		return false;
+	const Shape *s = &operand_type(cx, 0)->shape;
+	int ax;
+	if (s->rank && !normalize_axis(cx, "axis", attr_i(cx->n, "axis"), s->rank, &ax))
+		return false;
+	set_result(cx, 0, DT_F32, s);
+	return true;
+}
+
+bool kernel_hardmax(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	(void)d;
+	const Shape *s = &in[0]->type.shape;
+	int ax = s->rank ? (int)(attr_i(n, "axis") < 0 ? attr_i(n, "axis") + s->rank : attr_i(n, "axis")) : 0;
+	int64_t outer, cnt, inner;
+	split3(s, ax, &outer, &cnt, &inner);
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++) {
+			int64_t base = o * cnt * inner + i;
+			int64_t best = cnt ? arg_of(in[0], base, cnt, inner, true, false) : 0;
+			for (int64_t r = 0; r < cnt; r++)
+				f32(out[0])[base + r * inner] = r == best ? 1.0f : 0.0f;
+		}
+	return true;
+}
+
+/* ---- trilu: the upper (j - i >= k) or lower (j - i <= k) triangle -------- */
+bool infer_trilu(InferCtx *cx)
+{
+	if (!require_dtype(cx, 0, DTMASK_ANY) || !require_rank(cx, 0, 2, MAX_RANK))
+		return false;
+	set_result(cx, 0, operand_type(cx, 0)->dtype, &operand_type(cx, 0)->shape);
+	return true;
+}
+
+bool kernel_trilu(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	(void)d;
+	const Shape *s = &in[0]->type.shape;
+	int64_t rows = s->dim[s->rank - 2], cols = s->dim[s->rank - 1], k = attr_i(n, "k");
+	bool upper = attr_i(n, "upper");
+	size_t es = dtype_size(in[0]->type.dtype);
+	int64_t total = tensor_numel(in[0]);
+	memset(out[0]->data, 0, (size_t)total * es);
+	for (int64_t e = 0; e < total; e++) {
+		int64_t j = e % cols, i = e / cols % rows;
+		/* j - i compared with k, without overflow for any k */
+		bool keep = upper ? (j - i >= k) : (j - i <= k);
+		if (keep)
+			memcpy((char *)out[0]->data + (size_t)e * es, (const char *)in[0]->data + (size_t)e * es, es);
+	}
+	return true;
+}
+
+/* ---- gather_elements: out[..i..] = data[.. indices[..i..] at axis ..] ------ */
+bool infer_gather_elements(InferCtx *cx)
+{
+	if (!require_dtype(cx, 0, DTMASK_ANY) || !require_dtype(cx, 1, DTMASK_INDEX))
+		return false;
+	const Shape *ds = &operand_type(cx, 0)->shape, *is = &operand_type(cx, 1)->shape;
+	if (ds->rank != is->rank || ds->rank == 0) {
+		char a[160], b[160];
+		type_str(operand_type(cx, 0), a, sizeof a);
+		type_str(operand_type(cx, 1), b, sizeof b);
+		return infer_error_at_operand(cx, 1, "shape mismatch: indices ('%s') %s and data ('%s') %s need one rank, at least 1",
+					      cx->n->in[1]->name, b, cx->n->in[0]->name, a);
+	}
+	int ax;
+	if (!normalize_axis(cx, "axis", attr_i(cx->n, "axis"), ds->rank, &ax))
+		return false;
+	for (int i = 0; i < ds->rank; i++)
+		if (i != ax && is->dim[i] > ds->dim[i])
+			return infer_error_at_operand(cx, 1, "shape mismatch: indices axis %d has %lld entries, data only %lld", i,
+						      (long long)is->dim[i], (long long)ds->dim[i]);
+	set_result(cx, 0, operand_type(cx, 0)->dtype, is);
+	return true;
+}
+
+bool kernel_gather_elements(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	const Shape *ds = &in[0]->type.shape, *is = &in[1]->type.shape;
+	int ax = (int)(attr_i(n, "axis") < 0 ? attr_i(n, "axis") + ds->rank : attr_i(n, "axis"));
+	int64_t dst[MAX_RANK], idx[MAX_RANK] = {0};
+	shape_strides(ds, dst);
+	size_t es = dtype_size(in[0]->type.dtype);
+	int64_t total = tensor_numel(in[1]);
+	for (int64_t e = 0; e < total; e++, index_next(is, idx)) {
+		int64_t x = tensor_get_i(in[1], e), dim = ds->dim[ax];
+		if (x < -dim || x >= dim)
+			return kernel_error(d, n, "index %lld is out of range [%lld, %lld] for axis %d", (long long)x,
+					    (long long)-dim, (long long)dim - 1, ax);
+		if (x < 0)
+			x += dim;
+		int64_t off = 0;
+		for (int a = 0; a < ds->rank; a++)
+			off += (a == ax ? x : idx[a]) * dst[a];
+		memcpy((char *)out[0]->data + (size_t)e * es, (const char *)in[0]->data + (size_t)off * es, es);
+	}
+	return true;
+}
+
+/* ---- tile: repeats[a] copies of x along each axis a -------------------------- */
+bool infer_tile(InferCtx *cx)
+{
+	if (!require_dtype(cx, 0, DTMASK_ANY))
+		return false;
+	const Shape *s = &operand_type(cx, 0)->shape;
+	const int64_t *rep;
+	int nr = attr_ints(cx->n, "repeats", &rep);
+	if (nr != s->rank)
+		return infer_error_at_attr(cx, "repeats", "attribute 'repeats' has %d entries, the operand's rank is %d", nr,
+					   s->rank);
+	Shape r = *s;
+	for (int i = 0; i < s->rank; i++)
+		if (!mul_ok(s->dim[i], rep[i], &r.dim[i]))
+			return infer_error(cx, "the result has too many elements");
+	if (!result_fits(cx, &r))
+		return false;
+	set_result(cx, 0, operand_type(cx, 0)->dtype, &r);
+	return true;
+}
+
+bool kernel_tile(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	(void)n;
+	(void)d;
+	const Shape *s = &in[0]->type.shape, *os = &out[0]->type.shape;
+	int64_t st[MAX_RANK], idx[MAX_RANK] = {0};
+	shape_strides(s, st);
+	size_t es = dtype_size(in[0]->type.dtype);
+	int64_t total = tensor_numel(out[0]);
+	for (int64_t e = 0; e < total; e++, index_next(os, idx)) {
+		int64_t off = 0;
+		for (int a = 0; a < s->rank; a++)
+			off += idx[a] % s->dim[a] * st[a];
+		memcpy((char *)out[0]->data + (size_t)e * es, (const char *)in[0]->data + (size_t)off * es, es);
+	}
+	return true;
+}
