@@ -21,6 +21,7 @@ static int vector_pressure(const Node *n)
 		return 16;
 	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_SOFTMAX: case OP_ELU: case OP_SELU: case OP_CELU: return 12;
 	case OP_SINH: case OP_COSH: case OP_SOFTPLUS: case OP_ASINH: case OP_ACOSH: case OP_ATANH: return 16;
+	case OP_SIN: case OP_COS: case OP_TAN: case OP_ASIN: case OP_ACOS: case OP_ATAN: return 16;
 	case OP_LEAKY_RELU: case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_CLIP: return 5;
 	case OP_PRELU: case OP_SOFTSIGN: case OP_THRESHOLDED_RELU: return 5;
 	case OP_SHRINK: case OP_SIGN: case OP_FLOOR: case OP_CEIL: return 6;
@@ -104,6 +105,7 @@ static bool ex_transcendental(CG *c, const Node *n, const LegalEntry *e)
 	case OP_EXP: case OP_LOG: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_GELU: case OP_POW:
 	case OP_ELU: case OP_SELU: case OP_CELU: case OP_SOFTPLUS: case OP_SINH: case OP_COSH: /* through exp_poly */
 	case OP_ASINH: case OP_ACOSH: case OP_ATANH: /* through log_poly */
+	case OP_SIN: case OP_COS: case OP_TAN: case OP_ASIN: case OP_ACOS: case OP_ATAN: /* trig_poly, atan_poly */
 		break;
 	default:
 		return false;

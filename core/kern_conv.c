@@ -323,6 +323,13 @@ static void y_dims(ConvK *q, int mv, int i, int rv, int r, int ov, int j, LirAff
 		lir_term(k, &dims[2], rv, 1);
 	dims[3] = lir_affine((int64_t)j * q->c->lanes);
 	lir_term(k, &dims[3], ov, 1);
+	/* merged rows of one column: the flat index is the row's (an epilogue
+	 * maps the index along y's axes of more than one element; regression:
+	 * tests/backend/conv_one_column.ir) */
+	if (q->merged && q->y && q->y->type.shape.rank == 4 && q->y->type.shape.dim[3] == 1) {
+		dims[2] = dims[3];
+		dims[3] = lir_affine(0);
+	}
 }
 
 /* y's flat index of block element (i, r, j) */

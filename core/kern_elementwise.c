@@ -31,6 +31,7 @@ bool cg_is_elementwise(OpKind op)
 	case OP_PRELU: case OP_ELU: case OP_SELU: case OP_CELU: case OP_SOFTPLUS: case OP_SOFTSIGN: case OP_THRESHOLDED_RELU:
 	case OP_SHRINK: case OP_SIGN: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_SINH: case OP_COSH: case OP_ASINH:
 	case OP_ACOSH: case OP_ATANH: case OP_MEAN:
+	case OP_SIN: case OP_COS: case OP_TAN: case OP_ASIN: case OP_ACOS: case OP_ATAN:
 		return true;
 	default:
 		return false;
@@ -288,7 +289,7 @@ static LirExpr *node_f32(Ew *b, const Node *n, LirExpr **x)
 		return OP2(SEL_MAX_V, OP2(SEL_MIN_V, v, KF(1.0)), KF(0.0));
 	}
 	case OP_EXP: case OP_SIGMOID: case OP_TANH: case OP_ERF: case OP_GELU: case OP_LEAKY_RELU: case OP_HARDSWISH:
-	case OP_LOG:
+	case OP_LOG: case OP_SIN: case OP_COS: case OP_TAN: case OP_ASIN: case OP_ACOS: case OP_ATAN:
 		return lir_ref(k, lm_transcendental(k, n, keep(b, x[0])));
 	case OP_IDENTITY: case OP_DROPOUT: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
 		return x[0];
@@ -549,6 +550,15 @@ static bool epilogue_into(CG *c, LirKernel *k, const Value *y, int acc, const Li
 		for (int i = 0; i < b.idx[e].n; i++)
 			lir_term(k, &oa, b.idx[e].t[i].var, ostr[e] * b.idx[e].t[i].coef);
 	}
+	/* a loop over an axis of one element (a vector loop of one lane over a
+	 * one-column output) indexes y there with 0 at every iteration: its
+	 * variable stays in the store's index (at stride 1, adding 0), so the
+	 * store still moves along it (regression: tests/backend/conv_one_column.ir) */
+	for (int e = 0; e < ys->rank && b.ok; e++)
+		if (ys->dim[e] == 1)
+			for (int i = 0; i < yidx[e].n; i++)
+				if (lir_coef(&oa, yidx[e].t[i].var) == 0)
+					lir_term(k, &oa, yidx[e].t[i].var, yidx[e].t[i].coef);
 	LirExpr *val = b.ok ? value(&b, last->out[0]) : NULL;
 	bool ok = b.ok;
 	if (ok)

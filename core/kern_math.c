@@ -1,5 +1,6 @@
 /* The transcendental expansions, as Loop IR in vector code: exp_poly,
- * log_poly, tanh_exp, sigmoid_exp, erf_poly, gelu, pow_exp_log.  Each
+ * log_poly, tanh_exp, sigmoid_exp, erf_poly, gelu, pow_exp_log, trig_poly,
+ * atan_poly.  Each
  * takes and returns v temporaries of the kernel being built; in scalar
  * context the lowering computes them on broadcasts (lir.h). */
 #include "cg.h"
@@ -172,6 +173,78 @@ static int gelu_v(LirKernel *k, const Node *n, int x)
 }
 
 /* A transcendental op of x (a v temporary): the temporary holding it. */
+/* sin, cos or tan of x: j = round(x 2/pi), r = x - j pi/2 in three parts
+ * (Cody-Waite; accurate for |x| up to about 1e4), the sine and cosine
+ * polynomials on [-pi/4, pi/4] (Taylor to r^9 and r^8: relative error near
+ * 1e-7), the quadrant q = j (+1 for cos) choosing cos(r) for odd q and the
+ * sign by q & 2; tan is sin(r) / cos(r) or -cos(r) / sin(r). */
+static int trig_v(LirKernel *k, OpKind op, int x)
+{
+	int j = keep(k, lir_op(k, SEL_ROUND_V, OPV(SEL_MUL_V, R(x), K(0.63661977236758134)), NULL, NULL));
+	int r = keep(k, lir_op(k, SEL_FMA_V, R(j), K(-1.5703125), R(x)));
+	r = keep(k, lir_op(k, SEL_FMA_V, R(j), K(-4.837512969970703125e-4), R(r)));
+	r = keep(k, lir_op(k, SEL_FMA_V, R(j), K(-7.54978995489188216e-8), R(r)));
+	int r2 = keep(k, OPV(SEL_MUL_V, R(r), R(r)));
+	/* sin r = r + r^3 (-1/6 + r^2 (1/120 + r^2 (-1/5040 + r^2 / 362880))) */
+	LirExpr *ps = lir_op(k, SEL_FMA_V, K(1.0 / 362880.0), R(r2), K(-1.0 / 5040.0));
+	ps = lir_op(k, SEL_FMA_V, ps, R(r2), K(1.0 / 120.0));
+	ps = lir_op(k, SEL_FMA_V, ps, R(r2), K(-1.0 / 6.0));
+	int sr = keep(k, lir_op(k, SEL_FMA_V, OPV(SEL_MUL_V, ps, R(r2)), R(r), R(r)));
+	/* cos r = 1 + r^2 (-1/2 + r^2 (1/24 + r^2 (-1/720 + r^2 / 40320))) */
+	LirExpr *pc = lir_op(k, SEL_FMA_V, K(1.0 / 40320.0), R(r2), K(-1.0 / 720.0));
+	pc = lir_op(k, SEL_FMA_V, pc, R(r2), K(1.0 / 24.0));
+	pc = lir_op(k, SEL_FMA_V, pc, R(r2), K(-0.5));
+	int cr = keep(k, lir_op(k, SEL_FMA_V, pc, R(r2), K(1.0)));
+	/* the quadrant's bits as 0.0 or 1.0 */
+	LirExpr *q = lir_op(k, SEL_CVT_V_W, op == OP_COS ? OPV(SEL_ADD_V, R(j), K(1.0)) : R(j), NULL, NULL);
+	int qw = lir_temp(k, SORT_W);
+	lir_assign(k, qw, q);
+	int odd = keep(k, lir_op(k, SEL_CVT_W_V, OPV(SEL_AND_W, R(qw), lir_constw(k, 1)), NULL, NULL));
+	int oddm = lir_temp(k, SORT_M);
+	lir_assign(k, oddm, lir_op(k, SEL_CMPLT_V, K(0.5), R(odd), NULL));
+	if (op == OP_TAN) {
+		int t1 = keep(k, OPV(SEL_DIV_V, R(sr), R(cr)));
+		int t2 = keep(k, OPV(SEL_DIV_V, OPV(SEL_SUB_V, K(0.0), R(cr)), R(sr)));
+		return keep(k, lir_op(k, SEL_SELECT_V, R(oddm), R(t2), R(t1)));
+	}
+	int v = keep(k, lir_op(k, SEL_SELECT_V, R(oddm), R(cr), R(sr)));
+	int two = keep(k, lir_op(k, SEL_CVT_W_V, OPV(SEL_AND_W, R(qw), lir_constw(k, 2)), NULL, NULL));
+	/* q & 2: negated (sign 1 - 2 (q & 2) / 2) */
+	return keep(k, OPV(SEL_MUL_V, R(v), lir_op(k, SEL_FMA_V, R(two), K(-1.0), K(1.0))));
+}
+
+/* atan, asin, acos.  atan(x): a = |x| reduced to [0, tan(pi/8)] (a >
+ * tan(3pi/8): pi/2 + atan(-1/a); a > tan(pi/8): pi/4 + atan((a - 1) / (a +
+ * 1))), the Cephes atanf polynomial, the sign of x; asin(x) = atan(x /
+ * sqrt((1 - x)(1 + x))) (|x| = 1: pi/2, |x| > 1: nan); acos(x) = pi/2 -
+ * asin(x). */
+static int atan_v(LirKernel *k, int x)
+{
+	int a = keep(k, lir_op(k, SEL_ABS_V, R(x), NULL, NULL));
+	int mid = lir_temp(k, SORT_M);
+	lir_assign(k, mid, lir_op(k, SEL_CMPLT_V, K(0.41421356237309503), R(a), NULL));
+	int t = keep(k, lir_op(k, SEL_SELECT_V, R(mid), OPV(SEL_DIV_V, OPV(SEL_SUB_V, R(a), K(1.0)), OPV(SEL_ADD_V, R(a), K(1.0))),
+			      R(a)));
+	int yb = keep(k, lir_op(k, SEL_SELECT_V, R(mid), K(0.78539816339744831), K(0.0)));
+	int big = lir_temp(k, SORT_M);
+	lir_assign(k, big, lir_op(k, SEL_CMPLT_V, K(2.4142135623730950), R(a), NULL));
+	t = keep(k, lir_op(k, SEL_SELECT_V, R(big), OPV(SEL_DIV_V, K(-1.0), R(a)), R(t)));
+	yb = keep(k, lir_op(k, SEL_SELECT_V, R(big), K(1.5707963267948966), R(yb)));
+	int z = keep(k, OPV(SEL_MUL_V, R(t), R(t)));
+	LirExpr *p = lir_op(k, SEL_FMA_V, K(8.05374449538e-2), R(z), K(-1.38776856032e-1));
+	p = lir_op(k, SEL_FMA_V, p, R(z), K(1.99777106478e-1));
+	p = lir_op(k, SEL_FMA_V, p, R(z), K(-3.33329491539e-1));
+	int pr = keep(k, OPV(SEL_ADD_V, R(yb), lir_op(k, SEL_FMA_V, OPV(SEL_MUL_V, p, R(z)), R(t), R(t))));
+	return keep(k, lir_op(k, SEL_SELECT_V, lir_op(k, SEL_CMPLT_V, R(x), K(0.0), NULL), OPV(SEL_SUB_V, K(0.0), R(pr)), R(pr)));
+}
+
+static int asin_v(LirKernel *k, OpKind op, int x)
+{
+	LirExpr *d = lir_op(k, SEL_SQRT_V, OPV(SEL_MUL_V, OPV(SEL_SUB_V, K(1.0), R(x)), OPV(SEL_ADD_V, K(1.0), R(x))), NULL, NULL);
+	int as = atan_v(k, keep(k, OPV(SEL_DIV_V, R(x), d)));
+	return op == OP_ASIN ? as : keep(k, OPV(SEL_SUB_V, K(1.5707963267948966), R(as)));
+}
+
 int lm_transcendental(LirKernel *k, const Node *n, int xv)
 {
 	switch (n->op) {
@@ -184,6 +257,9 @@ int lm_transcendental(LirKernel *k, const Node *n, int xv)
 		return keep(k, lir_op(k, SEL_SELECT_V, lir_op(k, SEL_CMPLT_V, R(xv), K(0.0), NULL),
 				      OPV(SEL_MUL_V, R(xv), K(attr_f(n, "alpha"))), R(xv)));
 	case OP_LOG: return lm_log(k, xv);
+	case OP_SIN: case OP_COS: case OP_TAN: return trig_v(k, n->op, xv);
+	case OP_ATAN: return atan_v(k, xv);
+	case OP_ASIN: case OP_ACOS: return asin_v(k, n->op, xv);
 	case OP_HARDSWISH: {
 		/* x * max(0, min(1, x / 6 + 1 / 2)) */
 		LirExpr *h = lir_op(k, SEL_FMA_V, R(xv), K(1.0 / 6.0), K(0.5));

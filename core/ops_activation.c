@@ -1,6 +1,7 @@
 /* The activations, rounding and hyperbolic functions beyond Tier 1 (prelu,
  * elu, selu, celu, softplus, softsign, thresholded_relu, shrink, sign,
- * floor, ceil, round, sinh, cosh, asinh, acosh, atanh), mean, and the
+ * floor, ceil, round, sinh, cosh, asinh, acosh, atanh, the trigonometric
+ * functions), mean, and the
  * NaN / infinity tests: attribute specs, shape/dtype rules and reference
  * kernels (in double, rounded to f32 once). */
 #include <math.h>
@@ -63,6 +64,12 @@ static double activation(const Node *n, double x)
 	case OP_ASINH: return asinh(x);
 	case OP_ACOSH: return acosh(x);
 	case OP_ATANH: return atanh(x);
+	case OP_SIN: return sin(x);
+	case OP_COS: return cos(x);
+	case OP_TAN: return tan(x);
+	case OP_ASIN: return asin(x);
+	case OP_ACOS: return acos(x);
+	case OP_ATAN: return atan(x);
 	default: return NAN;
 	}
 }
@@ -96,6 +103,12 @@ ACTIVATION_KERNEL(cosh)
 ACTIVATION_KERNEL(asinh)
 ACTIVATION_KERNEL(acosh)
 ACTIVATION_KERNEL(atanh)
+ACTIVATION_KERNEL(sin)
+ACTIVATION_KERNEL(cos)
+ACTIVATION_KERNEL(tan)
+ACTIVATION_KERNEL(asin)
+ACTIVATION_KERNEL(acos)
+ACTIVATION_KERNEL(atan)
 #undef ACTIVATION_KERNEL
 
 /* sign also of integers: -1, 0 or 1 */

@@ -14,7 +14,7 @@
  *     reciprocal relu leaky_relu sigmoid tanh erf gelu clip hardsigmoid
  *     hardswish identity, prelu elu selu celu softplus softsign
  *     thresholded_relu shrink sign floor ceil round sinh cosh asinh acosh
- *     atanh mean, dropout with one result, inference batchnorm with
+ *     atanh sin cos tan asin acos atan mean, dropout with one result, inference batchnorm with
  *     one result (a per-channel affine map: its parameters index the
  *     channel axis), and the views that only add or drop size-1 axes
  *     (reshape, flatten, squeeze, unsqueeze whose result has the operand's
@@ -95,6 +95,7 @@ static bool is_elementwise(const Node *n)
 	case OP_PRELU: case OP_ELU: case OP_SELU: case OP_CELU: case OP_SOFTPLUS: case OP_SOFTSIGN: case OP_THRESHOLDED_RELU:
 	case OP_SHRINK: case OP_SIGN: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_SINH: case OP_COSH: case OP_ASINH:
 	case OP_ACOSH: case OP_ATANH: case OP_MEAN:
+	case OP_SIN: case OP_COS: case OP_TAN: case OP_ASIN: case OP_ACOS: case OP_ATAN:
 		return n->nout == 1;
 	case OP_BATCHNORM:
 		return n->nout == 1 && attr_i(n, "training_mode") == 0;

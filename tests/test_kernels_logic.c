@@ -299,3 +299,16 @@ Test(index, gather_elements)
 	t_free_outputs(g, o);
 	graph_free(g);
 }
+
+/* sin(pi/6) = 0.5, cos(pi/3) = 0.5, tan(pi/4) = 1, asin(0.5) = pi/6 =
+ * 0.52359878, acos(0.5) = pi/3 = 1.04719755, atan(1) = pi/4 = 0.78539816,
+ * asin(2) = NaN */
+Test(activation, trigonometric)
+{
+	unary_case("sin(x)", 2, (float[]){0.52359878f, -3.14159265f}, (float[]){0.5f, 0}, 1e-6);
+	unary_case("cos(x)", 1, (float[]){1.04719755f}, (float[]){0.5f}, 1e-6);
+	unary_case("tan(x)", 1, (float[]){0.78539816f}, (float[]){1}, 1e-6);
+	unary_case("asin(x)", 2, (float[]){0.5f, 2}, (float[]){0.52359878f, NAN}, 1e-6);
+	unary_case("acos(x)", 1, (float[]){0.5f}, (float[]){1.04719755f}, 1e-6);
+	unary_case("atan(x)", 2, (float[]){1, -1e30f}, (float[]){0.78539816f, -1.57079633f}, 1e-6);
+}

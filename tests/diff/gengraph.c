@@ -648,6 +648,10 @@ static Rg result_range(Gen *G, const GN *c, int k, const TensorType *out)
 	case OP_ASINH: return (Rg){asinh(ra.lo), asinh(ra.hi)};
 	case OP_ACOSH: return (Rg){0, acosh(fmax(ra.hi, 1))};
 	case OP_ATANH: return (Rg){atanh(fmax(ra.lo, -0.999)), atanh(fmin(ra.hi, 0.999))};
+	case OP_SIN: case OP_COS: return (Rg){-1, 1};
+	case OP_TAN: return (Rg){tan(fmax(ra.lo, -1.5)), tan(fmin(ra.hi, 1.5))};
+	case OP_ASIN: case OP_ATAN: return (Rg){-1.5708, 1.5708};
+	case OP_ACOS: return (Rg){0, 3.1416};
 	case OP_MEAN: {
 		Rg r = ra;
 		for (int i = 1; i < c->nin; i++)
@@ -1869,6 +1873,7 @@ static bool gen_activation(Gen *G, OpKind op, GN *c)
 	case OP_SINH: case OP_COSH: a = bounded(G, a, 4); break;
 	case OP_ACOSH: a = positive(G, bounded(G, a, 64), 1.0); break;
 	case OP_ATANH: a = bounded(G, a, 0.5); break;
+	case OP_TAN: case OP_ASIN: case OP_ACOS: a = bounded(G, a, 1); break;
 	default: a = bounded(G, a, B_ANY);
 	}
 	if (a < 0)
@@ -2136,7 +2141,8 @@ static GenFn family(OpKind op)
 	case OP_CONSTANT: return gen_constant;
 	case OP_ELU: case OP_SELU: case OP_CELU: case OP_SOFTPLUS: case OP_SOFTSIGN: case OP_THRESHOLDED_RELU:
 	case OP_SHRINK: case OP_SIGN: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_SINH: case OP_COSH:
-	case OP_ASINH: case OP_ACOSH: case OP_ATANH:
+	case OP_ASINH: case OP_ACOSH: case OP_ATANH: case OP_SIN: case OP_COS: case OP_TAN: case OP_ASIN: case OP_ACOS:
+	case OP_ATAN:
 		return gen_activation;
 	case OP_PRELU: return gen_prelu;
 	case OP_MEAN: return gen_variadic;
