@@ -246,9 +246,86 @@ static bool k_tile(CG *c, const Node *n)
 	return run(c, k);
 }
 
+/* one_hot: per output position, values[1] where the (normalized) index is
+ * the position along axis, else values[0]: the elements' bits by select.i */
+static bool k_one_hot(CG *c, const Node *n)
+{
+	const Value *ix = n->in[0], *vals = n->in[1], *y = n->out[0];
+	const Shape *os = &y->type.shape;
+	int ax = axis_of(n, "axis", os->rank);
+	int64_t depth = attr_i(n, "depth"), outer, cnt, inner;
+	split3(os, ax, &outer, &cnt, &inner);
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: one_hot", y->name);
+	int by = cg_lir_buffer(c, k, y->id);
+	if (outer * cnt * inner > 0) {
+		int o = outer > 1 ? lir_for(k, 0, outer, 1) : -1;
+		int i = inner > 1 ? lir_for(k, 0, inner, 1) : -1;
+		LirAffine ia = aff(k, 0, o, inner);
+		if (i >= 0)
+			lir_term(k, &ia, i, 1);
+		LirExpr *e = elem(c, k, ix, &ia, false);
+		if (ix->type.dtype == DT_F32)
+			e = OP1(SEL_CVTT_F_I, e);
+		int x = lir_temp(k, SORT_I);
+		lir_assign(k, x, e);
+		/* negative: from depth */
+		lir_assign(k, x, lir_op(k, SEL_SELECT_I, OP2(SEL_CMPLT_I, lir_ref(k, x), KI(0)), OP2(SEL_ADD_I, lir_ref(k, x), KI(depth)),
+					lir_ref(k, x)));
+		int p = lir_for(k, 0, cnt, 1);
+		LirAffine ya = aff(k, 0, o, cnt * inner);
+		lir_term(k, &ya, p, inner);
+		if (i >= 0)
+			lir_term(k, &ya, i, 1);
+		LirAffine on = lir_affine(1), off = lir_affine(0);
+		lir_store(k, by, &ya, lir_op(k, SEL_SELECT_I, OP2(SEL_CMPEQ_I, lir_ref(k, x), IDX(p)), elem(c, k, vals, &on, true),
+					     elem(c, k, vals, &off, true)));
+		lir_end(k);
+		if (i >= 0)
+			lir_end(k);
+		if (o >= 0)
+			lir_end(k);
+	}
+	return run(c, k);
+}
+
+/* eye_like: (j - i == k) as the dtype's 0 or 1 */
+static bool k_eye_like(CG *c, const Node *n)
+{
+	const Value *y = n->out[0];
+	int64_t rows = y->type.shape.dim[0], cols = y->type.shape.dim[1];
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: eye_like", y->name);
+	int by = cg_lir_buffer(c, k, y->id);
+	if (rows * cols > 0) {
+		int i = lir_for(k, 0, rows, 1), j = lir_for(k, 0, cols, 1);
+		LirAffine a = aff(k, 0, i, cols);
+		lir_term(k, &a, j, 1);
+		int64_t lim = rows + cols + 1, kk = attr_i(n, "k");
+		LirExpr *e = OP2(SEL_CMPEQ_I, OP2(SEL_SUB_I, IDX(j), IDX(i)), KI(kk > lim ? lim : kk < -lim ? -lim : kk));
+		lir_store(k, by, &a, y->type.dtype == DT_F32 ? OP1(SEL_CVT_I_F, e) : e);
+		lir_end(k);
+		lir_end(k);
+	}
+	return run(c, k);
+}
+
+/* depth_to_space, space_to_depth: one affine copy over (n, c, h, i, w, j) */
+static bool k_depth_space(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *y = n->out[0];
+	bool d2s = n->op == OP_DEPTH_TO_SPACE;
+	Shape ix;
+	int64_t sc[6], dc[6];
+	depth_space_copy(n, d2s ? &y->type.shape : &x->type.shape, d2s ? &x->type.shape : &y->type.shape, &ix, sc, dc);
+	cg_copy(c, x->id, 0, d2s ? dc : sc, y->id, 0, d2s ? sc : dc, &ix);
+	return c->ok;
+}
+
 bool cg_index_kernel(CG *c, const Node *n)
 {
 	switch (n->op) {
+	case OP_ONE_HOT: return k_one_hot(c, n);
+	case OP_EYE_LIKE: return k_eye_like(c, n);
+	case OP_DEPTH_TO_SPACE: case OP_SPACE_TO_DEPTH: return k_depth_space(c, n);
 	case OP_RANGE: return k_range(c, n);
 	case OP_ARGMAX: case OP_ARGMIN: case OP_HARDMAX: return k_arg(c, n);
 	case OP_TRILU: return k_trilu(c, n);

@@ -104,6 +104,10 @@ bool normalize_axis(InferCtx *cx, const char *attr, int64_t axis, int rank, int 
 void transpose_perm(const Node *n, int rank, int *perm);
 /* slice: per operand axis, the first index, the step and the count taken. */
 void slice_params(const Node *n, const Shape *in, int64_t *start, int64_t *step, int64_t *count);
+/* depth_to_space / space_to_depth as a copy over a 6-D index space (n, c,
+ * h, i, w, j): the coefficients of the space side [N, C, H b, W b] and of
+ * the depth side [N, C b^2, H, W]. */
+void depth_space_copy(const Node *n, const Shape *space, const Shape *depth, Shape *ix, int64_t *scoef, int64_t *dcoef);
 /* pad: per axis, the elements added before and after (negative: cropped). */
 void pad_params(const Node *n, int rank, int64_t *begin, int64_t *end);
 

@@ -340,3 +340,173 @@ bool kernel_tile(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
 	}
 	return true;
 }
+
+/* ---- one_hot(indices, values): values[1] where the index along axis is
+ * the position (negative indices count from depth), values[0] elsewhere */
+const AttrSpec one_hot_attrs[] = {
+	{.name = "depth", .kind = ATTR_INT, .required = true, .has_range = true, .min = 1, .max = INT32_MAX},
+	{.name = "axis", .kind = ATTR_INT, .has_default = true, .def_i = -1},
+	{0}};
+
+bool infer_one_hot(InferCtx *cx)
+{
+	if (!require_dtype(cx, 0, DTMASK_NUM) || !require_dtype(cx, 1, DTMASK_ANY))
+		return false;
+	const Shape *is = &operand_type(cx, 0)->shape, *vs = &operand_type(cx, 1)->shape;
+	if (shape_numel(vs) != 2) {
+		char t[160];
+		type_str(operand_type(cx, 1), t, sizeof t);
+		return infer_error_at_operand(cx, 1, "values ('%s') is %s: one_hot takes [off, on], two elements",
+					      cx->n->in[1]->name, t);
+	}
+	if (is->rank + 1 > MAX_RANK)
+		return infer_error_at_operand(cx, 0, "one_hot of a rank-%d operand gives rank %d, above the maximum %d", is->rank,
+					      is->rank + 1, MAX_RANK);
+	int ax;
+	if (!normalize_axis(cx, "axis", attr_i(cx->n, "axis"), is->rank + 1, &ax))
+		return false;
+	Shape r = {.rank = is->rank + 1};
+	for (int i = 0, j = 0; i < r.rank; i++)
+		r.dim[i] = i == ax ? attr_i(cx->n, "depth") : is->dim[j++];
+	if (!result_fits(cx, &r))
+		return false;
+	set_result(cx, 0, operand_type(cx, 1)->dtype, &r);
+	return true;
+}
+
+bool kernel_one_hot(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	(void)d;
+	const Shape *os = &out[0]->type.shape;
+	int ax = (int)(attr_i(n, "axis") < 0 ? attr_i(n, "axis") + os->rank : attr_i(n, "axis"));
+	int64_t depth = attr_i(n, "depth"), outer, cnt, inner;
+	split3(os, ax, &outer, &cnt, &inner);
+	size_t es = dtype_size(out[0]->type.dtype);
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t p = 0; p < cnt; p++)
+			for (int64_t i = 0; i < inner; i++) {
+				int64_t x = tensor_get_i(in[0], o * inner + i); /* f32: truncated */
+				if (x < 0)
+					x += depth;
+				int64_t e = (o * cnt + p) * inner + i;
+				memcpy((char *)out[0]->data + (size_t)e * es, (const char *)in[1]->data + (x == p ? es : 0), es);
+			}
+	return true;
+}
+
+/* ---- eye_like: ones on the diagonal j - i = k of x's 2-D shape -------------- */
+const AttrSpec eye_like_attrs[] = {
+	{.name = "dtype", .kind = ATTR_DTYPE},
+	{.name = "k", .kind = ATTR_INT, .has_default = true, .def_i = 0},
+	{0}};
+
+bool infer_eye_like(InferCtx *cx)
+{
+	if (!require_dtype(cx, 0, DTMASK_ANY) || !require_rank(cx, 0, 2, 2))
+		return false;
+	DType dt = attr_present(cx->n, "dtype") ? attr_dt(cx->n, "dtype") : operand_type(cx, 0)->dtype;
+	if (!(DTMASK(dt) & DTMASK_ANY))
+		return infer_error_at_attr(cx, "dtype", "attribute 'dtype' = %s: eye_like makes f32, i32, i64 or bool",
+					   dtype_name(dt));
+	set_result(cx, 0, dt, &operand_type(cx, 0)->shape);
+	return true;
+}
+
+bool kernel_eye_like(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	(void)d;
+	int64_t rows = in[0]->type.shape.dim[0], cols = in[0]->type.shape.dim[1], k = attr_i(n, "k");
+	for (int64_t i = 0; i < rows; i++)
+		for (int64_t j = 0; j < cols; j++)
+			tensor_set_i(out[0], i * cols + j, j - i == k);
+	return true;
+}
+
+/* ---- depth_to_space, space_to_depth: blocks of b x b between the channels
+ * and the spatial axes (NCHW) -------------------------------------------------- */
+const AttrSpec depth_to_space_attrs[] = {
+	{.name = "blocksize", .kind = ATTR_INT, .required = true, .has_range = true, .min = 1, .max = INT32_MAX},
+	{.name = "mode", .kind = ATTR_STRING, .has_default = true, .def_s = "DCR", .choices = "DCR|CRD"},
+	{0}};
+const AttrSpec space_to_depth_attrs[] = {
+	{.name = "blocksize", .kind = ATTR_INT, .required = true, .has_range = true, .min = 1, .max = INT32_MAX},
+	{0}};
+
+bool infer_depth_to_space(InferCtx *cx)
+{
+	if (!require_dtype(cx, 0, DTMASK_ANY) || !require_rank(cx, 0, 4, 4))
+		return false;
+	const Shape *s = &operand_type(cx, 0)->shape;
+	int64_t b = attr_i(cx->n, "blocksize"), bb;
+	if (!mul_ok(b, b, &bb))
+		return infer_error_at_attr(cx, "blocksize", "attribute 'blocksize' = %lld is too large", (long long)b);
+	Shape r = *s;
+	if (cx->n->op == OP_DEPTH_TO_SPACE) {
+		if (s->dim[1] % bb)
+			return infer_error_at_operand(cx, 0, "depth_to_space: %lld channels are not a multiple of blocksize^2 = %lld",
+						      (long long)s->dim[1], (long long)bb);
+		r.dim[1] = s->dim[1] / bb;
+		if (!mul_ok(s->dim[2], b, &r.dim[2]) || !mul_ok(s->dim[3], b, &r.dim[3]))
+			return infer_error(cx, "the result has too many elements");
+	} else {
+		if (s->dim[2] % b || s->dim[3] % b)
+			return infer_error_at_operand(cx, 0, "space_to_depth: the spatial size %lld x %lld is not a multiple of blocksize %lld",
+						      (long long)s->dim[2], (long long)s->dim[3], (long long)b);
+		r.dim[2] = s->dim[2] / b;
+		r.dim[3] = s->dim[3] / b;
+		if (!mul_ok(s->dim[1], bb, &r.dim[1]))
+			return infer_error(cx, "the result has too many elements");
+	}
+	set_result(cx, 0, operand_type(cx, 0)->dtype, &r);
+	return true;
+}
+
+/* The copy as a 6-D index space (n, c, h, i, w, j) of the space side [N, C,
+ * H b, W b] and its coefficients on both sides: the depth side's channel is
+ * (i b + j) C + c (DCR, and space_to_depth) or c b^2 + i b + j (CRD). */
+void depth_space_copy(const Node *n, const Shape *space, const Shape *depth, Shape *ix, int64_t *scoef, int64_t *dcoef)
+{
+	int64_t b = attr_i(n, "blocksize");
+	bool crd = n->op == OP_DEPTH_TO_SPACE && strcmp(attr_s(n, "mode"), "CRD") == 0;
+	int64_t N = space->dim[0], C = space->dim[1], H = space->dim[2] / b, W = space->dim[3] / b;
+	int64_t sH = space->dim[3], sC = space->dim[2] * sH, sN = C * sC;
+	int64_t dW = 1, dH = depth->dim[3], dC = depth->dim[2] * dH, dN = depth->dim[1] * dC;
+	*ix = (Shape){6, {N, C, H, b, W, b}};
+	int64_t s6[6] = {sN, sC, b * sH, sH, b, 1};
+	int64_t d6[6] = {dN, crd ? b * b * dC : dC, dH, crd ? b * dC : b * C * dC, dW, crd ? dC : C * dC};
+	memcpy(scoef, s6, sizeof s6);
+	memcpy(dcoef, d6, sizeof d6);
+}
+
+static bool depth_space_kernel(const Node *n, Tensor *const *in, Tensor *const *out)
+{
+	bool d2s = n->op == OP_DEPTH_TO_SPACE;
+	const Tensor *sp = d2s ? out[0] : in[0], *dp = d2s ? in[0] : out[0];
+	Shape ix;
+	int64_t sc[6], dc[6], idx[6] = {0};
+	depth_space_copy(n, &sp->type.shape, &dp->type.shape, &ix, sc, dc);
+	size_t es = dtype_size(in[0]->type.dtype);
+	int64_t total = shape_numel(&ix);
+	for (int64_t e = 0; e < total; e++, index_next(&ix, idx)) {
+		int64_t so = 0, dof = 0;
+		for (int a = 0; a < 6; a++) {
+			so += idx[a] * sc[a];
+			dof += idx[a] * dc[a];
+		}
+		int64_t from = d2s ? dof : so, to = d2s ? so : dof;
+		memcpy((char *)out[0]->data + (size_t)to * es, (const char *)in[0]->data + (size_t)from * es, es);
+	}
+	return true;
+}
+
+bool kernel_depth_to_space(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	(void)d;
+	return depth_space_kernel(n, in, out);
+}
+
+bool kernel_space_to_depth(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	(void)d;
+	return depth_space_kernel(n, in, out);
+}

@@ -726,7 +726,8 @@ static const OpMap op_map[] = {
 	{"Asin", OP_ASIN, -1}, {"Acos", OP_ACOS, -1}, {"Atan", OP_ATAN, -1},
 	{"Size", OP_SIZE, -1}, {"Range", OP_RANGE, 0}, {"ArgMax", OP_ARGMAX, -1}, {"ArgMin", OP_ARGMIN, -1},
 	{"Hardmax", OP_HARDMAX, -1}, {"Trilu", OP_TRILU, 1}, {"GatherElements", OP_GATHER_ELEMENTS, -1},
-	{"Tile", OP_TILE, 1},
+	{"Tile", OP_TILE, 1}, {"OneHot", OP_ONE_HOT, -1}, {"EyeLike", OP_EYE_LIKE, -1},
+	{"DepthToSpace", OP_DEPTH_TO_SPACE, -1}, {"SpaceToDepth", OP_SPACE_TO_DEPTH, -1},
 };
 
 /* A node of np's results: result i named after np's output i (absent or
@@ -949,6 +950,26 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		else
 			in[1] = r->out[0];
 	}
+	int64_t onehot_depth = 0;
+	if (ok && m->op == OP_ONE_HOT) {
+		/* (indices, depth, values): depth known when compiling becomes the
+		 * attribute, the operands are indices and values */
+		double dv;
+		const char *dn = input_name(np, 1);
+		if (nin != 3 || !dn) {
+			fail(im, "OneHot takes indices, depth and values (it has %d inputs)", nin);
+			ok = false;
+		} else if (!const_float(im, dn, &dv, "depth")) {
+			ok = false;
+		} else if (!(dv >= 1 && dv <= 2147483647.0)) {
+			fail(im, "its depth (%g) is not a count from 1", dv);
+			ok = false;
+		} else {
+			onehot_depth = (int64_t)dv;
+			in[1] = in[2];
+			nin = 2;
+		}
+	}
 	if (ok && m->op == OP_POW && nin == 2 && in[0]->type.dtype != DT_F32) {
 		fail(im, "a base of %s is not supported (gdcc's pow takes an f32 base)", dtype_name(in[0]->type.dtype));
 		ok = false;
@@ -1078,6 +1099,23 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 	case OP_TILE:
 		ints_operand(im, np, 1, n, "repeats");
 		break;
+	case OP_ONE_HOT:
+		node_set_int(n, "depth", onehot_depth);
+		break;
+	case OP_EYE_LIKE: {
+		const Onnx__AttributeProto *a = att(np, "dtype");
+		if (a) {
+			DType to = a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT && a->i == (int32_t)a->i ? dtype_of((int32_t)a->i)
+														: DT_INVALID;
+			if (to == DT_INVALID) {
+				fail(im, "its dtype (ONNX data type %s) is not supported by gdcc (f32, i32, i64, bool)",
+				     onnx_dtype_name(a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT ? (int32_t)a->i : -1));
+				return false;
+			}
+			node_set_dtype(n, "dtype", to);
+		}
+		break;
+	}
 	case OP_RANGE: {
 		/* start, limit and delta: scalars known when compiling (or
 		 * specialized to the test data); the dtype is start's */

@@ -312,3 +312,33 @@ Test(activation, trigonometric)
 	unary_case("acos(x)", 1, (float[]){0.5f}, (float[]){1.04719755f}, 1e-6);
 	unary_case("atan(x)", 2, (float[]){1, -1e30f}, (float[]){0.78539816f, -1.57079633f}, 1e-6);
 }
+
+/* one_hot of [1, -1] with depth 3 and values [0, 5]: [[0, 5, 0], [0, 0, 5]];
+ * eye_like of a 2 x 3 with k = 1: [[0, 1, 0], [0, 0, 1]]; depth_to_space
+ * of channels [a, b, c, d] (1 x 1 each), blocksize 2: DCR [[a, b], [c, d]],
+ * CRD the same for one output channel; space_to_depth undoes DCR */
+Test(index, one_hot_eye_like_depth_to_space)
+{
+	Graph *g;
+	Tensor **o = run("graph t {\n"
+			 "  const i : i64[2] = [1, -1]\n"
+			 "  const v : f32[2] = [0, 5]\n"
+			 "  const m : f32[2, 3] = zeros\n"
+			 "  const x : f32[1, 4, 1, 1] = [1, 2, 3, 4]\n"
+			 "  const z : f32[1, 8, 1, 1] = [1, 2, 3, 4, 5, 6, 7, 8]\n"
+			 "  h = one_hot(i, v, depth=3)\n  e = eye_like(m, k=1)\n  d = depth_to_space(x, blocksize=2)\n"
+			 "  dc = depth_to_space(z, blocksize=2, mode=\"CRD\")\n  dd = depth_to_space(z, blocksize=2)\n"
+			 "  s = space_to_depth(d, blocksize=2)\n"
+			 "  output h, e, d, dc, dd, s\n}\n",
+			 &g);
+	t_assert_close(o[0], 2, (int64_t[]){2, 3}, (float[]){0, 5, 0, 0, 0, 5}, 0, 0);
+	t_assert_close(o[1], 2, (int64_t[]){2, 3}, (float[]){0, 1, 0, 0, 0, 1}, 0, 0);
+	t_assert_close(o[2], 4, (int64_t[]){1, 1, 2, 2}, (float[]){1, 2, 3, 4}, 0, 0);
+	/* 8 channels, 2 out: CRD: out channel c takes 4c .. 4c + 3; DCR: out
+	 * channel c takes c, c + 2, c + 4, c + 6 */
+	t_assert_close(o[3], 4, (int64_t[]){1, 2, 2, 2}, (float[]){1, 2, 3, 4, 5, 6, 7, 8}, 0, 0);
+	t_assert_close(o[4], 4, (int64_t[]){1, 2, 2, 2}, (float[]){1, 3, 5, 7, 2, 4, 6, 8}, 0, 0);
+	t_assert_close(o[5], 4, (int64_t[]){1, 4, 1, 1}, (float[]){1, 2, 3, 4}, 0, 0);
+	t_free_outputs(g, o);
+	graph_free(g);
+}

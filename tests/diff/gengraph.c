@@ -689,6 +689,8 @@ static Rg result_range(Gen *G, const GN *c, int k, const TensorType *out)
 		return (Rg){0, m};
 	}
 	case OP_TRILU: return rhull(ra, (Rg){0, 0});
+	case OP_ONE_HOT: return rb;
+	case OP_EYE_LIKE: return (Rg){0, 1};
 	default: /* data movement, identity, gather_elements, tile */
 		return ra;
 	}
@@ -2093,6 +2095,60 @@ static bool gen_gather_elements(Gen *G, OpKind op, GN *c)
 	return true;
 }
 
+/* one_hot: indices in [-depth, depth), values [off, on] */
+static bool gen_one_hot(Gen *G, OpKind op, GN *c)
+{
+	(void)op;
+	int64_t depth = rint_in(G, 1, 6);
+	Shape is = rand_shape(G, (int)rint_in(G, 0, 3));
+	shrink(G, &is, 64);
+	DType it = chance(G, 0.5) ? DT_I64 : chance(G, 0.5) ? DT_I32 : DT_F32;
+	int idx = new_const(G, it, &is, -(double)depth, (double)depth - 1);
+	Shape vs = {1, {2}};
+	int v = get_shaped_default(G, pick_dtype(G, DTMASK_ANY), &vs);
+	if (idx < 0 || v < 0)
+		return false;
+	c->in[c->nin++] = idx;
+	c->in[c->nin++] = v;
+	set_i(c, "depth", depth);
+	if (chance(G, 0.6))
+		set_i(c, "axis", rint_in(G, -is.rank - 1, is.rank));
+	return true;
+}
+
+/* eye_like of a 2-D operand */
+static bool gen_eye_like(Gen *G, OpKind op, GN *c)
+{
+	(void)op;
+	c->in[c->nin++] = get_operand(G, want(DTMASK_ANY, 2, 2));
+	if (chance(G, 0.6))
+		set_i(c, "k", rint_in(G, -4, 4));
+	if (chance(G, 0.5))
+		set_dt(c, "dtype", pick_dtype(G, DTMASK_ANY));
+	return true;
+}
+
+/* depth_to_space / space_to_depth of an NCHW operand of fitting sizes */
+static bool gen_depth_space(Gen *G, OpKind op, GN *c)
+{
+	int64_t b = rint_in(G, 1, 3);
+	Shape s = {4, {rint_in(G, 1, 2), rint_in(G, 1, 3), rint_in(G, 1, 4), rint_in(G, 1, 4)}};
+	if (op == OP_DEPTH_TO_SPACE) {
+		s.dim[1] *= b * b;
+	} else {
+		s.dim[2] *= b;
+		s.dim[3] *= b;
+	}
+	int x = get_shaped_default(G, pick_dtype(G, move_mask(G)), &s);
+	if (x < 0)
+		return false;
+	c->in[c->nin++] = x;
+	set_i(c, "blocksize", b);
+	if (op == OP_DEPTH_TO_SPACE && chance(G, 0.5))
+		set_s(c, "mode", chance(G, 0.5) ? "DCR" : "CRD");
+	return true;
+}
+
 /* tile: a few copies along some axes */
 static bool gen_tile(Gen *G, OpKind op, GN *c)
 {
@@ -2158,6 +2214,9 @@ static GenFn family(OpKind op)
 	case OP_TRILU: return gen_trilu;
 	case OP_GATHER_ELEMENTS: return gen_gather_elements;
 	case OP_TILE: return gen_tile;
+	case OP_ONE_HOT: return gen_one_hot;
+	case OP_EYE_LIKE: return gen_eye_like;
+	case OP_DEPTH_TO_SPACE: case OP_SPACE_TO_DEPTH: return gen_depth_space;
 	default: return NULL; /* an op this generator does not know yet */
 	}
 }
