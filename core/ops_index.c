@@ -244,7 +244,8 @@ bool kernel_trilu(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
 	bool upper = attr_i(n, "upper");
 	size_t es = dtype_size(in[0]->type.dtype);
 	int64_t total = tensor_numel(in[0]);
-	memset(out[0]->data, 0, (size_t)total * es);
+	if (total > 0) /* (an empty tensor may have no data at all) */
+		memset(out[0]->data, 0, (size_t)total * es);
 	for (int64_t e = 0; e < total; e++) {
 		int64_t j = e % cols, i = e / cols % rows;
 		/* j - i compared with k, without overflow for any k */
