@@ -511,3 +511,75 @@ bool kernel_space_to_depth(const Node *n, Tensor *const *in, Tensor *const *out,
 	(void)d;
 	return depth_space_kernel(n, in, out);
 }
+
+/* ---- scatter_nd(data, indices, updates): data with the slices that
+ * indices[..., :] address replaced by (or, reduction add / mul, combined
+ * with) updates ------------------------------------------------------------------ */
+const AttrSpec scatter_nd_attrs[] = {
+	{.name = "reduction", .kind = ATTR_STRING, .has_default = true, .def_s = "none", .choices = "none|add|mul"},
+	{0}};
+
+bool infer_scatter_nd(InferCtx *cx)
+{
+	if (!require_dtype(cx, 0, DTMASK_ANY) || !require_dtype(cx, 1, DTMASK_INDEX) || !require_dtype(cx, 2, DTMASK_ANY) ||
+	    !require_same_dtype(cx, 0, 2) || !require_rank(cx, 0, 1, MAX_RANK) || !require_rank(cx, 1, 1, MAX_RANK))
+		return false;
+	const Shape *ds = &operand_type(cx, 0)->shape, *is = &operand_type(cx, 1)->shape, *us = &operand_type(cx, 2)->shape;
+	int64_t kk = is->dim[is->rank - 1];
+	if (kk < 1 || kk > ds->rank)
+		return infer_error_at_operand(cx, 1, "indices' last axis (%lld) must be in [1, %d], data's rank", (long long)kk,
+					      ds->rank);
+	Shape want = {.rank = 0};
+	for (int i = 0; i < is->rank - 1; i++)
+		want.dim[want.rank++] = is->dim[i];
+	for (int i = (int)kk; i < ds->rank; i++) {
+		if (want.rank == MAX_RANK)
+			return infer_error_at_operand(cx, 2, "updates would need rank %d, above the maximum %d",
+						      is->rank - 1 + ds->rank - (int)kk, MAX_RANK);
+		want.dim[want.rank++] = ds->dim[i];
+	}
+	if (!shape_eq(&want, us)) {
+		char a[160], b[160];
+		return infer_error_at_operand(cx, 2, "shape mismatch: updates ('%s') is %s, indices and data ask for %s",
+					      cx->n->in[2]->name, type_str(operand_type(cx, 2), a, sizeof a),
+					      shape_str(&want, b, sizeof b));
+	}
+	set_result(cx, 0, operand_type(cx, 0)->dtype, ds);
+	return true;
+}
+
+bool kernel_scatter_nd(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	const Shape *ds = &in[0]->type.shape, *is = &in[1]->type.shape;
+	if (tensor_bytes(in[0]))
+		memcpy(out[0]->data, in[0]->data, tensor_bytes(in[0]));
+	int kk = (int)is->dim[is->rank - 1];
+	int64_t st[MAX_RANK], slice = 1, nidx = tensor_numel(in[1]) / kk;
+	shape_strides(ds, st);
+	for (int i = kk; i < ds->rank; i++)
+		slice *= ds->dim[i];
+	const char *red = attr_s(n, "reduction");
+	bool add = strcmp(red, "add") == 0, mul = strcmp(red, "mul") == 0;
+	for (int64_t j = 0; j < nidx; j++) {
+		int64_t off = 0;
+		for (int t = 0; t < kk; t++) {
+			int64_t x = tensor_get_i(in[1], j * kk + t), dim = ds->dim[t];
+			if (x < -dim || x >= dim)
+				return kernel_error(d, n, "index %lld is out of range [%lld, %lld] for axis %d", (long long)x,
+						    (long long)-dim, (long long)dim - 1, t);
+			off += (x < 0 ? x + dim : x) * st[t];
+		}
+		for (int64_t e = 0; e < slice; e++) {
+			int64_t o = off + e, u = j * slice + e;
+			if (out[0]->type.dtype == DT_F32) {
+				float a = f32(out[0])[o], b = f32(in[2])[u];
+				f32(out[0])[o] = add ? a + b : mul ? a * b : b;
+			} else {
+				int64_t a = tensor_get_i(out[0], o), b = tensor_get_i(in[2], u);
+				tensor_set_i(out[0], o,
+					     add ? (int64_t)((uint64_t)a + (uint64_t)b) : mul ? (int64_t)((uint64_t)a * (uint64_t)b) : b);
+			}
+		}
+	}
+	return true;
+}

@@ -269,3 +269,47 @@ bool kernel_cast(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
 	}
 	return true;
 }
+
+/* ---- mod(a, b): the remainder, broadcasting ----------------------------------
+ * Integers: fmod 0 takes the divisor's sign (Python's %), fmod 1 the
+ * dividend's (C's %); f32 needs fmod 1 (C's fmodf).  A zero divisor is a
+ * run-time error. */
+const AttrSpec mod_attrs[] = {
+	{.name = "fmod", .kind = ATTR_INT, .has_default = true, .def_i = 0, .has_range = true, .min = 0, .max = 1},
+	{0}};
+
+bool infer_mod(InferCtx *cx)
+{
+	if (!require_dtype(cx, 0, DTMASK_NUM) || !require_dtype(cx, 1, DTMASK_NUM) || !require_same_dtype(cx, 0, 1))
+		return false;
+	if (operand_type(cx, 0)->dtype == DT_F32 && !attr_i(cx->n, "fmod"))
+		return infer_error_at_attr(cx, "fmod", "mod of f32 needs fmod = 1 (C's fmod), as ONNX says");
+	Shape r;
+	if (!broadcast_all(cx, &r))
+		return false;
+	set_result(cx, 0, operand_type(cx, 0)->dtype, &r);
+	return true;
+}
+
+bool kernel_mod(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	Walk w;
+	walk_init(&w, in, 2, out[0]);
+	int64_t total = tensor_numel(out[0]);
+	bool cmod = attr_i(n, "fmod");
+	for (int64_t i = 0; i < total; i++, index_next(w.os, w.idx)) {
+		walk_at(&w);
+		if (out[0]->type.dtype == DT_F32) {
+			f32(out[0])[i] = fmodf(f32(in[0])[w.off[0]], f32(in[1])[w.off[1]]);
+			continue;
+		}
+		int64_t a = tensor_get_i(in[0], w.off[0]), b = tensor_get_i(in[1], w.off[1]);
+		if (b == 0)
+			return kernel_error(d, n, "integer mod by zero");
+		int64_t r = b == -1 ? 0 : a % b; /* (INT64_MIN % -1 overflows in C) */
+		if (!cmod && r != 0 && (r < 0) != (b < 0))
+			r += b;
+		tensor_set_i(out[0], i, r);
+	}
+	return true;
+}

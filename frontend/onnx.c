@@ -722,7 +722,7 @@ static const OpMap op_map[] = {
 	{"Shrink", OP_SHRINK, -1}, {"Sign", OP_SIGN, -1}, {"Floor", OP_FLOOR, -1}, {"Ceil", OP_CEIL, -1},
 	{"Round", OP_ROUND, -1}, {"Sinh", OP_SINH, -1}, {"Cosh", OP_COSH, -1}, {"Asinh", OP_ASINH, -1},
 	{"Acosh", OP_ACOSH, -1}, {"Atanh", OP_ATANH, -1}, {"Mean", OP_MEAN, -1}, {"IsNaN", OP_ISNAN, -1},
-	{"IsInf", OP_ISINF, -1}, {"Sin", OP_SIN, -1}, {"Cos", OP_COS, -1}, {"Tan", OP_TAN, -1},
+	{"IsInf", OP_ISINF, -1}, {"Mod", OP_MOD, -1}, {"ScatterND", OP_SCATTER_ND, -1}, {"Sin", OP_SIN, -1}, {"Cos", OP_COS, -1}, {"Tan", OP_TAN, -1},
 	{"Asin", OP_ASIN, -1}, {"Acos", OP_ACOS, -1}, {"Atan", OP_ATAN, -1},
 	{"Size", OP_SIZE, -1}, {"Range", OP_RANGE, 0}, {"ArgMax", OP_ARGMAX, -1}, {"ArgMin", OP_ARGMIN, -1},
 	{"Hardmax", OP_HARDMAX, -1}, {"Trilu", OP_TRILU, 1}, {"GatherElements", OP_GATHER_ELEMENTS, -1},
@@ -1012,9 +1012,14 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		if ((nm = input_name(np, 2))) {
 			int cnt;
 			int64_t *tm = const_ints(im, nm, &cnt, "training_mode");
-			if (tm && cnt == 1 && tm[0]) {
+			/* training with ratio 0 drops nothing: the identity (and a mask of
+			 * all true), as in inference (swin_t exports its attention dropout
+			 * so) */
+			double ratio = 0.5;
+			const char *rn = input_name(np, 1);
+			if (tm && cnt == 1 && tm[0] && !(rn && const_float(im, rn, &ratio, "ratio") && ratio == 0)) {
 				free(tm);
-				fail(im, "training_mode = 1 is not supported (inference only)");
+				fail(im, "training_mode = 1 is not supported (inference only; a ratio of 0 is)");
 				return false;
 			}
 			free(tm);

@@ -1,9 +1,10 @@
 #!/bin/sh
 # The differential run of `make check` (tests/diff/run.sh, docs/testing.md):
 #  1. a self-test: on x86-avx2-wrong (tests/gdcc_toy's x86-avx2 with a planted
-#     wrong mul.v), graphs with a mul must be reported as failing (seeds 1, 3
-#     and 5 of `gengraph --op mul`: their mul is wide enough for a vector
-#     loop; seeds 2 and 4 draw a mul of 2-element rows, scalar mul.f);
+#     wrong mul.v), graphs with a mul must be reported as failing (seeds
+#     whose `gengraph --op mul` graph has a mul wide enough for a vector loop:
+#     1, 2 and 3 since the ops of issue 17; re-chosen when the generator's
+#     draws change, as some seeds draw a mul of short rows, scalar mul.f);
 #  2. DIFF_CHECK_SEEDS (default 1-50) random graphs of DIFF_CHECK_NODES ops
 #     (default 12) on every target at each of DIFF_CHECK_LEVELS (default
 #     "-O0 -O2"), which must all pass or be unsupported with the target's
@@ -17,7 +18,7 @@ if [ -n "${GDCC_TOY:-}" ] && [ -x "$GDCC_TOY" ] && "$GDCC_TOY" --list-targets | 
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdcc-diff-self.XXXXXX") || exit 99
 	gengraph=${GENGRAPH:-$(dirname "${GDCC:-./gdcc}")/tests/diff/gengraph}
 	GDCC=$GDCC_TOY GENGRAPH=$gengraph TARGETS=x86-avx2-wrong \
-		SEEDS="1 3 5" NODES=6 GENFLAGS="--op mul" DIFF_REDUCE=0 EVIDENCE=$tmp/ev.jsonl DIFF_OUT=$tmp/out \
+		SEEDS="1 2 3" NODES=6 GENFLAGS="--op mul" DIFF_REDUCE=0 EVIDENCE=$tmp/ev.jsonl DIFF_OUT=$tmp/out \
 		sh "$run" >"$tmp/log" 2>&1
 	st=$?
 	n=$(grep -c '^FAIL: seed [0-9]* x86-avx2-wrong: mismatch' "$tmp/log")

@@ -342,3 +342,28 @@ Test(index, one_hot_eye_like_depth_to_space)
 	t_free_outputs(g, o);
 	graph_free(g);
 }
+
+/* mod: -7 mod 3 = 2 (the divisor's sign), fmod: -1 (the dividend's);
+ * f32 fmod(5.5, -2) = 1.5; scatter_nd of rows 2 and 0 of a 3 x 2 zeros:
+ * [[3, 4], [0, 0], [1, 2]] */
+Test(index, mod_scatter_nd)
+{
+	Graph *g;
+	Tensor **o = run("graph t {\n"
+			 "  const a : i64[2] = [-7, 7]\n"
+			 "  const b : i64[2] = [3, -3]\n"
+			 "  const f : f32[1] = [5.5]\n"
+			 "  const h : f32[1] = [-2]\n"
+			 "  const z : f32[3, 2] = zeros\n"
+			 "  const i : i64[2, 1] = [2, 0]\n"
+			 "  const u : f32[2, 2] = [1, 2, 3, 4]\n"
+			 "  m = mod(a, b)\n  c = mod(a, b, fmod=1)\n  q = mod(f, h, fmod=1)\n  s = scatter_nd(z, i, u)\n"
+			 "  output m, c, q, s\n}\n",
+			 &g);
+	t_assert_i64(o[0], 1, (int64_t[]){2}, (int64_t[]){2, -2});
+	t_assert_i64(o[1], 1, (int64_t[]){2}, (int64_t[]){-1, 1});
+	t_assert_close(o[2], 1, (int64_t[]){1}, (float[]){1.5f}, 0, 0);
+	t_assert_close(o[3], 2, (int64_t[]){3, 2}, (float[]){3, 4, 0, 0, 1, 2}, 0, 0);
+	t_free_outputs(g, o);
+	graph_free(g);
+}

@@ -690,6 +690,8 @@ static Rg result_range(Gen *G, const GN *c, int k, const TensorType *out)
 	}
 	case OP_TRILU: return rhull(ra, (Rg){0, 0});
 	case OP_ONE_HOT: return rb;
+	case OP_MOD: return rsym(rmag(rb));
+	case OP_SCATTER_ND: return rhull(ra, G->v[c->in[2]].r);
 	case OP_EYE_LIKE: return (Rg){0, 1};
 	default: /* data movement, identity, gather_elements, tile */
 		return ra;
@@ -1973,6 +1975,62 @@ static bool gen_where(Gen *G, OpKind op, GN *c)
 	return true;
 }
 
+/* mod: an integer by a nonzero constant (either fmod), or f32 with fmod 1 */
+static bool gen_mod(Gen *G, OpKind op, GN *c)
+{
+	(void)op;
+	int a = get_operand(G, want(num_mask(), 0, GEN_RANK));
+	DType dt = G->v[a].t.dtype;
+	Shape r = widen(G, &G->v[a].t.shape), bs = narrow(G, &r);
+	bool pos = chance(G, 0.5);
+	int b = dt == DT_F32 ? nonzero(G, bounded(G, get_shaped_default(G, dt, &bs), B_ANY), 0.5)
+			     : new_const(G, dt, &bs, pos ? 1 : -7, pos ? 7 : -1);
+	if (dt == DT_F32)
+		a = bounded(G, a, B_ANY);
+	if (a < 0 || b < 0)
+		return false;
+	c->in[c->nin++] = a;
+	c->in[c->nin++] = b;
+	if (dt == DT_F32 || chance(G, 0.5))
+		set_i(c, "fmod", dt == DT_F32 ? 1 : rint_in(G, 0, 1));
+	return true;
+}
+
+/* scatter_nd: distinct first-axis rows of data replaced (k = 1) */
+static bool gen_scatter_nd(Gen *G, OpKind op, GN *c)
+{
+	(void)op;
+	Want w = want(move_mask(G), 1, 4);
+	w.nonempty = true;
+	int x = get_operand(G, w);
+	const Shape *xs = &G->v[x].t.shape;
+	int64_t n0 = xs->dim[0], m = rint_in(G, 1, n0 < 4 ? n0 : 4);
+	/* m distinct rows: a run from a random start, wrapped */
+	int64_t start = rint_in(G, 0, n0 - 1);
+	Shape is = {2, {m, 1}};
+	ConstInit in = {0};
+	in.kind = INIT_INLINE;
+	in.nvalues = m;
+	in.values = xcalloc((size_t)m, sizeof *in.values);
+	for (int64_t i = 0; i < m; i++)
+		in.values[i] = (double)((start + i) % n0);
+	int idx = add_value(G, "c", &G->next_const, DT_I64, &is, (Rg){0, (double)n0 - 1}, V_CONST);
+	GN *nd = push_node(G);
+	nd->op = OP_CONSTANT;
+	nd->init = in;
+	nd->nout = 1;
+	nd->out[0] = idx;
+	Shape us = *xs;
+	us.dim[0] = m;
+	int u = get_shaped_default(G, G->v[x].t.dtype, &us);
+	if (u < 0)
+		return false;
+	c->in[c->nin++] = x;
+	c->in[c->nin++] = idx;
+	c->in[c->nin++] = u;
+	return true;
+}
+
 /* cast between f32, i32, i64 and bool (f32 kept well inside i32) */
 static bool gen_cast(Gen *G, OpKind op, GN *c)
 {
@@ -2206,6 +2264,8 @@ static GenFn family(OpKind op)
 	case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_ISNAN: case OP_ISINF: return gen_logic;
 	case OP_WHERE: return gen_where;
 	case OP_CAST: return gen_cast;
+	case OP_MOD: return gen_mod;
+	case OP_SCATTER_ND: return gen_scatter_nd;
 	case OP_REDUCE_SUM: case OP_REDUCE_MAX: case OP_REDUCE_MIN: case OP_REDUCE_PROD: case OP_REDUCE_L1:
 	case OP_REDUCE_L2: case OP_REDUCE_LOG_SUM: case OP_REDUCE_LOG_SUM_EXP: case OP_REDUCE_SUM_SQUARE:
 		return gen_reduce_more;

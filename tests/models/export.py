@@ -3,11 +3,14 @@
 
   tests/models/export.py OUTDIR [MODEL ...]
 
-For each model (resnet18, mobilenet_v2, bert_layer; default all) writes
-OUTDIR/MODEL.onnx, OUTDIR/MODEL.input.npy (a seeded input) and
+For each model (resnet18, mobilenet_v2, bert_layer; default all; or any
+torchvision classification model by its name, e.g. vit_b_16, swin_t,
+densenet121, inception_v3 (299 x 299), convnext_tiny, efficientnet_b0)
+writes OUTDIR/MODEL.onnx, OUTDIR/MODEL.input.npy (a seeded input) and
 OUTDIR/MODEL.output.npy (PyTorch's output on it, in eval mode).  Weights
 are random (seeded); nothing is downloaded.  BatchNorm running statistics
-are randomized too, so that folding them is actually tested.
+are randomized too, so that folding them is actually tested.  OPSET in the
+environment picks the opset (default 17).
 """
 import math
 import os
@@ -18,7 +21,7 @@ import torch
 import torch.nn as nn
 import torchvision
 
-OPSET = 17
+OPSET = int(os.environ.get("OPSET", "17"))
 
 
 class BertLayer(nn.Module):
@@ -56,7 +59,12 @@ def build(name):
         return torchvision.models.mobilenet_v2(), (1, 3, 224, 224)
     if name == "bert_layer":
         return BertLayer(), (1, 128, 768)
-    raise SystemExit(f"export.py: unknown model '{name}' (resnet18, mobilenet_v2, bert_layer)")
+    ctor = getattr(torchvision.models, name, None)
+    if callable(ctor) and not name[0].isupper():
+        size = 299 if name == "inception_v3" else 224
+        kw = {"aux_logits": False, "init_weights": True} if name in ("inception_v3", "googlenet") else {}
+        return ctor(**kw), (1, 3, size, size)
+    raise SystemExit(f"export.py: unknown model '{name}' (resnet18, mobilenet_v2, bert_layer, or a torchvision classifier)")
 
 
 def main():
@@ -77,8 +85,10 @@ def main():
         x = torch.randn(*shape, generator=torch.Generator().manual_seed(7))
         with torch.no_grad():
             y = model(x)
-            torch.onnx.export(model, (x,), os.path.join(out, name + ".onnx"), opset_version=OPSET,
-                              input_names=["input"], output_names=["output"], do_constant_folding=True)
+        # (exported outside no_grad: under it nn.MultiheadAttention takes a
+        # fused fast path that has no ONNX export, vit_b_16)
+        torch.onnx.export(model, (x,), os.path.join(out, name + ".onnx"), opset_version=OPSET,
+                          input_names=["input"], output_names=["output"], do_constant_folding=True)
         np.save(os.path.join(out, name + ".input.npy"), x.numpy())
         np.save(os.path.join(out, name + ".output.npy"), y.numpy())
         print(f"{name}: input {tuple(x.shape)} output {tuple(y.shape)}")
