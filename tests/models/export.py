@@ -76,6 +76,10 @@ def main():
         torch.manual_seed(1)
         model, shape = build(name)
         for m in model.modules():
+            # (vit_b_16's head starts at zero: its logits would all be 0,
+            # and match anything)
+            if isinstance(m, nn.Linear) and not m.weight.detach().any():
+                nn.init.normal_(m.weight, std=0.02)
             if isinstance(m, nn.BatchNorm2d):
                 m.running_mean.uniform_(-0.5, 0.5)
                 m.running_var.uniform_(0.5, 1.5)
