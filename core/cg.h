@@ -165,6 +165,10 @@ bool cg_epilogue_heavy(const CG *c);
  * scalar loop nest over the result's elements; false: an op or dtype it
  * does not lower (nothing emitted) */
 bool cg_scalar_kernel(CG *c, const Node *n);
+/* One element of value v at a, in scalar context: f32 as an f value, or
+ * its bits as an i value (bits: moved as the 32-bit integer it is); i32
+ * sign-extended, i64, bool 0 or 1 as i. */
+LirExpr *cg_lir_elem(CG *c, LirKernel *k, const Value *v, const LirAffine *a, bool bits);
 /* kern_index.c: range, argmax, argmin, hardmax, trilu, gather_elements,
  * tile as scalar loops; false: not one of them (nothing emitted) */
 bool cg_index_kernel(CG *c, const Node *n);

@@ -625,10 +625,7 @@ int cg_lir_prologue_value(CG *c, LirKernel *k, const LirAffine *a)
 }
 
 /* ---- comparisons, logic, where and cast: scalar loops ------------------- */
-/* One element of operand i at the result's index (its broadcast offset a):
- * f32 as an f value, or its bits as an i value (bits: where moves an f32
- * as the 32-bit integer it is); i32 sign-extended, i64, bool 0 or 1 as i. */
-static LirExpr *scalar_leaf(CG *c, LirKernel *k, const Value *v, const LirAffine *a, bool bits)
+LirExpr *cg_lir_elem(CG *c, LirKernel *k, const Value *v, const LirAffine *a, bool bits)
 {
 	int buf = cg_lir_buffer(c, k, v->id);
 	DType dt = v->type.dtype;
@@ -706,7 +703,7 @@ bool cg_scalar_kernel(CG *c, const Node *n)
 	bool where = n->op == OP_WHERE;
 	LirExpr *x[3] = {NULL, NULL, NULL};
 	for (int i = 0; i < n->nin; i++)
-		x[i] = scalar_leaf(c, k, n->in[i], &xa[i], where && i > 0);
+		x[i] = cg_lir_elem(c, k, n->in[i], &xa[i], where && i > 0);
 	DType dt = n->in[0]->type.dtype;
 	LirExpr *e;
 	switch (n->op) {
@@ -717,7 +714,7 @@ bool cg_scalar_kernel(CG *c, const Node *n)
 	case OP_WHERE: e = lir_op(k, SEL_SELECT_I, x[0], x[1], x[2]); break;
 	case OP_CAST: e = scalar_cast(k, dt, y->type.dtype, x[0]); break;
 	case OP_ISNAN: /* x != x */
-		e = OP2(SEL_XOR_I, OP2(SEL_CMPEQ_F, x[0], scalar_leaf(c, k, n->in[0], &xa[0], false)), lir_consti(k, 1));
+		e = OP2(SEL_XOR_I, OP2(SEL_CMPEQ_F, x[0], cg_lir_elem(c, k, n->in[0], &xa[0], false)), lir_consti(k, 1));
 		break;
 	case OP_ISINF: { /* |x| == inf, or x == +inf, or x == -inf */
 		bool neg = attr_i(n, "detect_negative"), pos = attr_i(n, "detect_positive");

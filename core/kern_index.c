@@ -17,25 +17,13 @@ static LirAffine aff(LirKernel *k, int64_t off, int var, int64_t coef)
 	return a;
 }
 
-/* one element of v at a: f32 as f (or its bits as i), the rest as i */
-static LirExpr *elem(CG *c, LirKernel *k, const Value *v, const LirAffine *a, bool bits)
-{
-	int b = cg_lir_buffer(c, k, v->id);
-	if (v->type.dtype == DT_I32 || (v->type.dtype == DT_F32 && bits))
-		return lir_load_as(k, b, a, LIR_AS_I32);
-	return lir_load(k, b, a);
-}
-
-/* (outer, n, inner) around axis ax of s */
+/* (outer, n, inner) around axis ax of s: cg_rows_of's rows of that axis */
 static void split3(const Shape *s, int ax, int64_t *outer, int64_t *n, int64_t *inner)
 {
-	*outer = *inner = 1;
-	*n = s->rank ? s->dim[ax] : 1;
-	for (int i = 0; i < s->rank; i++)
-		if (i < ax)
-			*outer *= s->dim[i];
-		else if (i > ax)
-			*inner *= s->dim[i];
+	Rows r = cg_rows_of(s, ax, ax + 1); /* (rank 0: one row of one) */
+	*outer = r.outer;
+	*n = r.n;
+	*inner = r.inner;
 }
 
 static int axis_of(const Node *n, const char *attr, int rank)
@@ -82,13 +70,13 @@ static int arg_loop(CG *c, LirKernel *k, const Value *x, const LirAffine *base, 
 {
 	bool fl = x->type.dtype == DT_F32;
 	int best = lir_temp(k, fl ? SORT_V : SORT_I), pos = lir_temp(k, SORT_I);
-	lir_assign(k, best, elem(c, k, x, base, false));
+	lir_assign(k, best, cg_lir_elem(c, k, x, base, false));
 	lir_assign(k, pos, KI(0));
 	if (n > 1) {
 		int r = lir_for(k, 1, n, 1);
 		LirAffine a = *base;
 		lir_term(k, &a, r, stride);
-		LirExpr *v = elem(c, k, x, &a, false), *b = lir_ref(k, best);
+		LirExpr *v = cg_lir_elem(c, k, x, &a, false), *b = lir_ref(k, best);
 		/* take: best < v (max, first), best <= v (max, last); v < best, v <= best (min) */
 		LirExpr *lo = max ? b : v, *hi = max ? v : b, *take;
 		if (fl)
@@ -96,7 +84,7 @@ static int arg_loop(CG *c, LirKernel *k, const Value *x, const LirAffine *base, 
 		else
 			take = last ? OP2(SEL_XOR_I, OP2(SEL_CMPLT_I, hi, lo), KI(1)) : OP2(SEL_CMPLT_I, lo, hi);
 		lir_assign(k, pos, lir_op(k, SEL_SELECT_I, take, IDX(r), lir_ref(k, pos)));
-		LirExpr *v2 = elem(c, k, x, &a, false);
+		LirExpr *v2 = cg_lir_elem(c, k, x, &a, false);
 		lir_assign(k, best, fl ? OP2(max ? SEL_MAX_V : SEL_MIN_V, lir_ref(k, best), v2)
 				       : OP2(max ? SEL_MAX_I : SEL_MIN_I, lir_ref(k, best), v2));
 		lir_end(k);
@@ -161,7 +149,7 @@ static bool k_trilu(CG *c, const Node *n)
 		LirExpr *d = OP2(SEL_SUB_I, IDX(j), IDX(i));
 		/* upper: keep unless d < k; lower: keep unless k < d */
 		LirExpr *drop = attr_i(n, "upper") ? OP2(SEL_CMPLT_I, d, KI(kc)) : OP2(SEL_CMPLT_I, KI(kc), d);
-		lir_store(k, by, &a, lir_op(k, SEL_SELECT_I, drop, KI(0), elem(c, k, x, &a, true)));
+		lir_store(k, by, &a, lir_op(k, SEL_SELECT_I, drop, KI(0), cg_lir_elem(c, k, x, &a, true)));
 		lir_end(k);
 		lir_end(k);
 		lir_end(k);
@@ -263,7 +251,7 @@ static bool k_one_hot(CG *c, const Node *n)
 		LirAffine ia = aff(k, 0, o, inner);
 		if (i >= 0)
 			lir_term(k, &ia, i, 1);
-		LirExpr *e = elem(c, k, ix, &ia, false);
+		LirExpr *e = cg_lir_elem(c, k, ix, &ia, false);
 		if (ix->type.dtype == DT_F32)
 			e = OP1(SEL_CVTT_F_I, e);
 		int x = lir_temp(k, SORT_I);
@@ -277,8 +265,8 @@ static bool k_one_hot(CG *c, const Node *n)
 		if (i >= 0)
 			lir_term(k, &ya, i, 1);
 		LirAffine on = lir_affine(1), off = lir_affine(0);
-		lir_store(k, by, &ya, lir_op(k, SEL_SELECT_I, OP2(SEL_CMPEQ_I, lir_ref(k, x), IDX(p)), elem(c, k, vals, &on, true),
-					     elem(c, k, vals, &off, true)));
+		lir_store(k, by, &ya, lir_op(k, SEL_SELECT_I, OP2(SEL_CMPEQ_I, lir_ref(k, x), IDX(p)), cg_lir_elem(c, k, vals, &on, true),
+					     cg_lir_elem(c, k, vals, &off, true)));
 		lir_end(k);
 		if (i >= 0)
 			lir_end(k);

@@ -119,31 +119,18 @@ static bool compare(const Node *n, Tensor *const *in, Tensor *const *out)
 	return true;
 }
 
-bool kernel_equal(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
-{
-	(void)d;
-	return compare(n, in, out);
-}
-bool kernel_less(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
-{
-	(void)d;
-	return compare(n, in, out);
-}
-bool kernel_less_equal(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
-{
-	(void)d;
-	return compare(n, in, out);
-}
-bool kernel_greater(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
-{
-	(void)d;
-	return compare(n, in, out);
-}
-bool kernel_greater_equal(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
-{
-	(void)d;
-	return compare(n, in, out);
-}
+#define COMPARE_KERNEL(name)                                                              \
+	bool kernel_##name(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)    \
+	{                                                                                    \
+		(void)d;                                                                     \
+		return compare(n, in, out);                                                       \
+	}
+COMPARE_KERNEL(equal)
+COMPARE_KERNEL(less)
+COMPARE_KERNEL(less_equal)
+COMPARE_KERNEL(greater)
+COMPARE_KERNEL(greater_equal)
+#undef COMPARE_KERNEL
 
 /* ---- logic: and, or, xor, not -------------------------------------------- */
 bool infer_logic(InferCtx *cx)
@@ -172,26 +159,17 @@ static bool logic(const Node *n, Tensor *const *in, Tensor *const *out)
 	return true;
 }
 
-bool kernel_and(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
-{
-	(void)d;
-	return logic(n, in, out);
-}
-bool kernel_or(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
-{
-	(void)d;
-	return logic(n, in, out);
-}
-bool kernel_xor(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
-{
-	(void)d;
-	return logic(n, in, out);
-}
-bool kernel_not(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
-{
-	(void)d;
-	return logic(n, in, out);
-}
+#define LOGIC_KERNEL(name)                                                              \
+	bool kernel_##name(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)    \
+	{                                                                                    \
+		(void)d;                                                                     \
+		return logic(n, in, out);                                                       \
+	}
+LOGIC_KERNEL(and)
+LOGIC_KERNEL(or)
+LOGIC_KERNEL(xor)
+LOGIC_KERNEL(not)
+#undef LOGIC_KERNEL
 
 /* ---- where(cond, x, y) ----------------------------------------------------- */
 bool infer_where(InferCtx *cx)
