@@ -2,6 +2,8 @@
  * Loop IR scalar loops (expand(scalar_loop)): range, argmax / argmin,
  * hardmax, trilu, gather_elements and tile.  A loop's variable is also a
  * value (lir_index): positions are compared and stored as integers. */
+#include <string.h>
+
 #include "cg.h"
 
 #define OP1(op, a) lir_op(k, (op), (a), NULL, NULL)
@@ -308,6 +310,68 @@ static bool k_depth_space(CG *c, const Node *n)
 	return c->ok;
 }
 
+/* scatter_nd: y = data, then per index tuple in order (a repeated index
+ * takes the last update, or combines them all) the slice at it replaced
+ * by (or combined with) its updates; an index outside [-n, n) returns 1 */
+static LirExpr *combine(LirKernel *k, const char *red, bool fl, LirExpr *a, LirExpr *b)
+{
+	if (strcmp(red, "add") == 0)
+		return OP2(fl ? SEL_ADD_V : SEL_ADD_I, a, b);
+	if (strcmp(red, "mul") == 0)
+		return OP2(fl ? SEL_MUL_V : SEL_MUL_I, a, b);
+	bool max = strcmp(red, "max") == 0;
+	if (fl)
+		return OP2(max ? SEL_MAX_V : SEL_MIN_V, a, b);
+	return lir_op(k, SEL_SELECT_I, max ? OP2(SEL_CMPLT_I, a, b) : OP2(SEL_CMPLT_I, b, a), b, a);
+}
+
+static bool k_scatter_nd(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *idx = n->in[1], *u = n->in[2], *y = n->out[0];
+	if (c->ret < 0)
+		return false;
+	const Shape *ds = &x->type.shape, *is = &idx->type.shape;
+	int kk = (int)is->dim[is->rank - 1];
+	int64_t dst[MAX_RANK], slice = 1, nidx = shape_numel(is) / kk, numel = shape_numel(ds);
+	shape_strides(ds, dst);
+	for (int i = kk; i < ds->rank; i++)
+		slice *= ds->dim[i];
+	const char *red = attr_s(n, "reduction");
+	bool fl = y->type.dtype == DT_F32;
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: scatter_nd", y->name);
+	int by = cg_lir_buffer(c, k, y->id), bi = cg_lir_buffer(c, k, idx->id);
+	if (numel > 0 && x->id != y->id) {
+		Shape flat = {1, {numel}};
+		int64_t one[1] = {1};
+		cg_lir_copy(c, k, x->id, 0, one, y->id, 0, one, &flat);
+	}
+	if (nidx > 0 && slice > 0) {
+		int j = lir_for(k, 0, nidx, 1);
+		LirAffine ya = lir_affine(0);
+		for (int t = 0; t < kk; t++) {
+			LirAffine ia = aff(k, t, j, kk);
+			LirExpr *ie = lir_load_as(k, bi, &ia, idx->type.dtype == DT_I32 ? LIR_AS_I32 : LIR_AS_ELEM);
+			int kv = lir_data_index(k, ie, ds->dim[t]);
+			lir_term(k, &ya, kv, dst[t]);
+		}
+		LirAffine ua = aff(k, 0, j, slice);
+		int e = -1;
+		if (slice > 1) {
+			e = lir_for(k, 0, slice, 1);
+			lir_term(k, &ya, e, 1);
+			lir_term(k, &ua, e, 1);
+		}
+		LirExpr *v = cg_lir_elem(c, k, u, &ua, false);
+		if (strcmp(red, "none") != 0)
+			v = combine(k, red, fl, cg_lir_elem(c, k, y, &ya, false), v);
+		lir_store(k, by, &ya, v);
+		if (e >= 0)
+			lir_end(k);
+		lir_end(k);
+	}
+	return run(c, k);
+}
+
 bool cg_index_kernel(CG *c, const Node *n)
 {
 	switch (n->op) {
@@ -319,6 +383,7 @@ bool cg_index_kernel(CG *c, const Node *n)
 	case OP_TRILU: return k_trilu(c, n);
 	case OP_GATHER_ELEMENTS: return k_gather_elements(c, n);
 	case OP_TILE: return k_tile(c, n);
+	case OP_SCATTER_ND: return k_scatter_nd(c, n);
 	default: return false;
 	}
 }

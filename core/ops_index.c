@@ -513,10 +513,10 @@ bool kernel_space_to_depth(const Node *n, Tensor *const *in, Tensor *const *out,
 }
 
 /* ---- scatter_nd(data, indices, updates): data with the slices that
- * indices[..., :] address replaced by (or, reduction add / mul, combined
- * with) updates ------------------------------------------------------------------ */
+ * indices[..., :] address replaced by (or, reduction add / mul / max /
+ * min, combined with) updates ------------------------------------------------------------------ */
 const AttrSpec scatter_nd_attrs[] = {
-	{.name = "reduction", .kind = ATTR_STRING, .has_default = true, .def_s = "none", .choices = "none|add|mul"},
+	{.name = "reduction", .kind = ATTR_STRING, .has_default = true, .def_s = "none", .choices = "none|add|mul|max|min"},
 	{0}};
 
 bool infer_scatter_nd(InferCtx *cx)
@@ -559,7 +559,8 @@ bool kernel_scatter_nd(const Node *n, Tensor *const *in, Tensor *const *out, Dia
 	for (int i = kk; i < ds->rank; i++)
 		slice *= ds->dim[i];
 	const char *red = attr_s(n, "reduction");
-	bool add = strcmp(red, "add") == 0, mul = strcmp(red, "mul") == 0;
+	bool add = strcmp(red, "add") == 0, mul = strcmp(red, "mul") == 0, max = strcmp(red, "max") == 0,
+	     min = strcmp(red, "min") == 0;
 	for (int64_t j = 0; j < nidx; j++) {
 		int64_t off = 0;
 		for (int t = 0; t < kk; t++) {
@@ -573,11 +574,15 @@ bool kernel_scatter_nd(const Node *n, Tensor *const *in, Tensor *const *out, Dia
 			int64_t o = off + e, u = j * slice + e;
 			if (out[0]->type.dtype == DT_F32) {
 				float a = f32(out[0])[o], b = f32(in[2])[u];
-				f32(out[0])[o] = add ? a + b : mul ? a * b : b;
+				f32(out[0])[o] = add ? a + b : mul ? a * b : max ? (b > a ? b : a) : min ? (b < a ? b : a) : b;
 			} else {
 				int64_t a = tensor_get_i(out[0], o), b = tensor_get_i(in[2], u);
 				tensor_set_i(out[0], o,
-					     add ? (int64_t)((uint64_t)a + (uint64_t)b) : mul ? (int64_t)((uint64_t)a * (uint64_t)b) : b);
+					     add   ? (int64_t)((uint64_t)a + (uint64_t)b)
+					     : mul ? (int64_t)((uint64_t)a * (uint64_t)b)
+					     : max ? (b > a ? b : a)
+					     : min ? (b < a ? b : a)
+						   : b);
 			}
 		}
 	}

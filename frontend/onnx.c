@@ -27,6 +27,7 @@
 #include "onnx.pb-c.h"
 #include "ops.h"
 #include "onnx.h"
+#include "onnx_imp.h"
 #include "util.h"
 #include "verify.h"
 
@@ -69,7 +70,7 @@ typedef struct {
 	int input;         /* graph input index + 1, or 0 */
 } Known;
 
-typedef struct {
+struct Imp {
 	Diag *d;
 	Graph *g;
 	const char *file;
@@ -85,9 +86,10 @@ typedef struct {
 	const Onnx__NodeProto *node; /* being translated, for messages */
 	size_t node_index;
 	const char *spec_dir;        /* test data to specialize inputs to, or NULL */
+	int if_depth;                /* branches of Ifs being imported */
 	char ring[6][SHOW_MAX * 4 + 16];
 	int ring_next;
-} Imp;
+};
 
 /* An escaped copy of s for one message (a ring of six buffers). */
 static const char *Q(Imp *im, const char *s)
@@ -542,6 +544,8 @@ static const char *input_name(const Onnx__NodeProto *np, size_t i)
 	return i < np->n_input && np->input[i][0] ? np->input[i] : NULL;
 }
 
+static Tensor *spec_input(Imp *im, const Value *v);
+
 /* An input that gdcc takes as an attribute: its values as integers. */
 static int64_t *const_ints(Imp *im, const char *name, int *n, const char *what)
 {
@@ -551,6 +555,9 @@ static int64_t *const_ints(Imp *im, const char *name, int *n, const char *what)
 		return NULL;
 	}
 	const Tensor *t = value_of(im, v);
+	Tensor *owned = t ? NULL : spec_input(im, v); /* (a bool input of the test data) */
+	if (owned)
+		t = owned;
 	if (!t) {
 		const char *why = known(im, v)->why;
 		if (why)
@@ -560,20 +567,20 @@ static int64_t *const_ints(Imp *im, const char *name, int *n, const char *what)
 			     Q(im, name));
 		return NULL;
 	}
+	int64_t *r = NULL;
+	int64_t cnt = tensor_numel(t);
 	if (!dtype_is_int(t->type.dtype) && t->type.dtype != DT_BOOL) {
 		fail(im, "its %s ('%s') must hold integers, not %s", what, Q(im, name), dtype_name(t->type.dtype));
-		return NULL;
-	}
-	int64_t cnt = tensor_numel(t);
-	if (cnt > CONST_INTS_MAX) {
+	} else if (cnt > CONST_INTS_MAX) {
 		fail(im, "its %s ('%s') has %" PRId64 " entries, more than gdcc takes (%d)", what, Q(im, name), cnt,
 		     CONST_INTS_MAX);
-		return NULL;
+	} else {
+		*n = (int)cnt;
+		r = xcalloc((size_t)(cnt ? cnt : 1), sizeof *r);
+		for (int64_t i = 0; i < cnt; i++)
+			r[i] = tensor_get_i(t, i);
 	}
-	*n = (int)cnt;
-	int64_t *r = xcalloc((size_t)(cnt ? cnt : 1), sizeof *r);
-	for (int64_t i = 0; i < cnt; i++)
-		r[i] = tensor_get_i(t, i);
+	tensor_free(owned);
 	return r;
 }
 
@@ -865,6 +872,223 @@ static bool import_constant(Imp *im, const Onnx__NodeProto *np)
 	return v && sym_bind(im, np->output[0], v);
 }
 
+/* ---- for the translations in onnx_compose.c (onnx_imp.h) ---------------------------------- */
+int imp_opset(const Imp *im)
+{
+	return im->opset;
+}
+
+void imp_fail(Imp *im, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	fail(im, "%s", msg);
+	free(msg);
+}
+
+const char *imp_q(Imp *im, const char *s)
+{
+	return Q(im, s);
+}
+
+const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *np, const char *name)
+{
+	return att(np, name);
+}
+
+const char *imp_input_name(const Onnx__NodeProto *np, size_t i)
+{
+	return input_name(np, i);
+}
+
+Value *imp_value(Imp *im, const char *name, const char *what)
+{
+	Value *v = sym_value(im, name);
+	if (!v)
+		fail(im, "its %s ('%s') is not defined before the node", what, Q(im, name));
+	return v;
+}
+
+const Tensor *imp_known(Imp *im, const Value *v)
+{
+	return value_of(im, v);
+}
+
+int64_t *imp_ints(Imp *im, const char *name, int *n, const char *what)
+{
+	return const_ints(im, name, n, what);
+}
+
+double *imp_floats(Imp *im, const char *name, int *n, const char *what)
+{
+	Value *v = sym_value(im, name);
+	if (!v) {
+		fail(im, "its %s ('%s') is not defined before the node", what, Q(im, name));
+		return NULL;
+	}
+	const Tensor *t = value_of(im, v);
+	Tensor *owned = t ? NULL : spec_input(im, v);
+	if (owned)
+		t = owned;
+	if (!t) {
+		const char *why = known(im, v)->why;
+		if (why)
+			fail(im, "its %s ('%s') cannot be computed when compiling: %s", what, Q(im, name), why);
+		else
+			fail(im, "its %s ('%s') is not known when compiling: dynamic shapes are not supported", what,
+			     Q(im, name));
+		return NULL;
+	}
+	int64_t cnt = tensor_numel(t);
+	if (cnt > CONST_INTS_MAX) {
+		fail(im, "its %s ('%s') has %" PRId64 " entries, more than gdcc takes (%d)", what, Q(im, name), cnt,
+		     CONST_INTS_MAX);
+		tensor_free(owned);
+		return NULL;
+	}
+	*n = (int)cnt;
+	double *r = xcalloc((size_t)(cnt ? cnt : 1), sizeof *r);
+	for (int64_t i = 0; i < cnt; i++)
+		r[i] = tensor_get_f(t, i);
+	tensor_free(owned);
+	return r;
+}
+
+Node *imp_step(Imp *im, const Onnx__NodeProto *np, OpKind op, Value **in, int nin, const char *what)
+{
+	if (!what)
+		return add_node(im, op, in, nin, np, 1);
+	char *t = xasprintf("%s.%s", np->n_output && np->output[0][0] ? np->output[0] : "unused", what);
+	char *nm = ir_name(im, t);
+	free(t);
+	const char *names[] = {nm};
+	Node *n = graph_add_node(im->g, op, in, nin, names, 1, where(im));
+	free(nm);
+	if (!n)
+		fail(im, "internal error: a result name is taken");
+	return n;
+}
+
+Value *imp_done(Imp *im, Node *n)
+{
+	return n && typed(im, n) ? n->out[0] : NULL;
+}
+
+bool imp_finish(Imp *im, Node *n, const Onnx__NodeProto *np)
+{
+	return n && finish(im, n, np);
+}
+
+bool imp_bind(Imp *im, const char *name, Value *v)
+{
+	return sym_bind(im, name, v);
+}
+
+Value *imp_const(Imp *im, const Onnx__NodeProto *np, const char *what, Tensor *t)
+{
+	char *nm = xasprintf("%s.%s", np->n_output && np->output[0][0] ? np->output[0] : "unused", what);
+	Value *v = constant(im, nm, t);
+	free(nm);
+	return v;
+}
+
+static bool import_node(Imp *im, const Onnx__NodeProto *np);
+
+/* If with a condition known when compiling (exporters test shapes so): the
+ * branch taken, its nodes inline (they see the enclosing names), its
+ * results bound to the If's.  A condition known only when running is an
+ * error (gdcc's graphs have no control flow). */
+static bool import_if(Imp *im, const Onnx__NodeProto *np)
+{
+	const char *cn = input_name(np, 0);
+	if (!cn) {
+		fail(im, "its condition (input 1) is missing");
+		return false;
+	}
+	int cnt;
+	Value *cv = sym_value(im, cn);
+	if (cv && !value_of(im, cv) && !known(im, cv)->why) {
+		fail(im, "its condition ('%s') is known only when running (gdcc takes an If whose condition is known "
+			 "when compiling: its graphs have no control flow)", Q(im, cn));
+		return false;
+	}
+	int64_t *c = const_ints(im, cn, &cnt, "condition");
+	if (!c)
+		return false;
+	bool take = cnt == 1 && c[0] != 0;
+	free(c);
+	if (cnt != 1) {
+		fail(im, "its condition ('%s') has %d values, not one", Q(im, cn), cnt);
+		return false;
+	}
+	const char *bname = take ? "then_branch" : "else_branch";
+	const Onnx__AttributeProto *a = att(np, bname);
+	if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH || !a->g) {
+		fail(im, "attribute '%s' (a graph) is missing", bname);
+		return false;
+	}
+	const Onnx__GraphProto *gp = a->g;
+	if (gp->n_output != np->n_output) {
+		fail(im, "its %s has %zu results, the If %zu", bname, gp->n_output, np->n_output);
+		return false;
+	}
+	if (im->if_depth >= MAX_NESTING) {
+		fail(im, "Ifs nest more than %d deep", MAX_NESTING);
+		return false;
+	}
+	for (size_t i = 0; i < gp->n_initializer; i++) {
+		Onnx__TensorProto *tp = gp->initializer[i];
+		char *err = NULL;
+		Tensor *t = tp->name ? tensor_of(tp, &err) : NULL;
+		if (!t) {
+			fail(im, "%s: initializer %zu: %s", bname, i + 1, err ? err : "it has no name");
+			free(err);
+			return false;
+		}
+		Value *v = constant(im, tp->name, t);
+		if (!v || !sym_bind(im, tp->name, v))
+			return false;
+	}
+	const Onnx__NodeProto *outer = im->node;
+	size_t outer_index = im->node_index;
+	im->if_depth++;
+	bool ok = true;
+	for (size_t i = 0; ok && i < gp->n_node; i++) {
+		if (!gp->node[i]->op_type) {
+			fail(im, "%s: node %zu has no op_type", bname, i + 1);
+			ok = false;
+			break;
+		}
+		im->node = gp->node[i];
+		im->node_index = i;
+		ok = import_node(im, gp->node[i]) && im->ok;
+		if (!ok)
+			diag_note(im->d, where(im), "in the %s of node %zu (If)", bname, outer_index + 1);
+	}
+	im->if_depth--;
+	im->node = outer;
+	im->node_index = outer_index;
+	for (size_t i = 0; ok && i < gp->n_output; i++) {
+		const char *on = gp->output[i]->name;
+		Value *v = on ? sym_value(im, on) : NULL;
+		if (!v) {
+			fail(im, "%s: result %zu ('%s') is not computed by the branch", bname, i + 1, on ? Q(im, on) : "");
+			ok = false;
+		} else if (np->output[i][0]) {
+			/* (an identity keeps the If's result name, which the
+			 * graph's outputs may use; the optimizer removes it) */
+			char *nm = ir_name(im, np->output[i]);
+			const char *names[] = {nm};
+			Node *idn = graph_add_node(im->g, OP_IDENTITY, &v, 1, names, 1, where(im));
+			free(nm);
+			ok = idn && typed(im, idn) && sym_bind(im, np->output[i], idn->out[0]);
+		}
+	}
+	return ok;
+}
+
 static bool import_node(Imp *im, const Onnx__NodeProto *np)
 {
 	if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx") != 0) {
@@ -874,6 +1098,11 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 	const char *op = np->op_type;
 	if (strcmp(op, "Constant") == 0)
 		return import_constant(im, np);
+	if (strcmp(op, "If") == 0)
+		return import_if(im, np);
+	bool composed_ok;
+	if (onnx_compose(im, np, &composed_ok))
+		return composed_ok && im->ok;
 	const OpMap *m = NULL;
 	for (size_t i = 0; i < sizeof op_map / sizeof *op_map; i++)
 		if (strcmp(op_map[i].onnx, op) == 0)

@@ -85,6 +85,13 @@ onnx-constant-value-float-data-1.onnx|node 2 (Reshape, opset 13): its shape ('s'
 onnx-reshape-shape-from-input-1.onnx|node 1 (Reshape, opset 13): its shape ('s') is not known when compiling
 onnx-gather-index-oob-shape-1.onnx|node 3 (Reshape, opset 13): its shape ('d') cannot be computed when compiling: gather: index 7 is out of range
 onnx-constant-of-shape-empty-value-1.onnx|node 1 (ConstantOfShape, opset 13): attribute 'value' has 0 elements, not one
+# ops imported as several gdcc ops (frontend/onnx_compose.c), and If
+onnx-resize-sizes-runtime-1.onnx|node 1 (Resize, opset 13): its sizes ('s') is not known when compiling
+onnx-resize-bad-mode-1.onnx|node 1 (Resize, opset 13): attribute 'mode' = "lanczos" is not one of nearest, linear, cubic
+onnx-resize-scale-count-1.onnx|node 1 (Resize, opset 13): it has 3 scales for 2 axes
+onnx-convtranspose-weights-1.onnx|node 1 (ConvTranspose, opset 13): its weights [3, ...] do not match 3 input channels in 2 groups
+onnx-if-runtime-cond-1.onnx|node 1 (If, opset 13): its condition ('c') is known only when running
+onnx-if-branch-error-1.onnx|node 1 (Frobnicate, opset 13): op 'Frobnicate' is not supported by gdcc
 # sizes, checked before anything is allocated; data lengths checked exactly
 onnx-init-huge-alloc-1.onnx|initializer 'w': f32[1099511627776] is 4398046511104 bytes
 onnx-init-shape-overflow-1.onnx|initializer 'w': f32[1099511627776,1099511627776] has more elements than fit in 64 bits
@@ -130,6 +137,15 @@ if [ $? -eq 0 ] && grep -q 'a8 : f32\[1,2\] = split' "$tmp/out" && grep -q 'y : 
 	ok
 else
 	bad "onnx-many-operands-1.onnx: not imported whole:"
+	cat "$tmp/out" "$tmp/err" | sed 's/^/  | /'
+fi
+# an If whose condition is known when compiling: the branch taken, inline,
+# under the If's result name
+"$GDCC" --emit=ir "$D/onnx-if-known-cond-1.onnx" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 0 ] && grep -q '= relu(x)' "$tmp/out" && ! grep -q 'neg' "$tmp/out" && grep -q 'output y$' "$tmp/out"; then
+	ok
+else
+	bad "onnx-if-known-cond-1.onnx: not the then branch under the name y:"
 	cat "$tmp/out" "$tmp/err" | sed 's/^/  | /'
 fi
 # each value of a shape computation uses the one before twice (60 deep: 2^59

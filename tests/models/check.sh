@@ -5,7 +5,7 @@
 # and compares with PyTorch's output (rtol 1e-3, atol 1e-4).  `gdcc import`
 # is checked too: the imported model.ir must give the .onnx's exact output.
 #
-#   MODELS         default "resnet18 mobilenet_v2 bert_layer"
+#   MODELS         default "resnet18 mobilenet_v2 bert_layer seg_head"
 #   MODELS_TARGETS default "reference x86-avx2 riscv-rvv npu-systolic" (riscv-rvv at VLEN
 #                  256 under qemu; skipped without it)
 #   MODELS_DIR     where the exports and results go (default models-out)
@@ -15,7 +15,7 @@ GDCC=${GDCC:-./gdcc}
 SRCDIR=${SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 PY=/usr/bin/python3
 DIR=${MODELS_DIR:-models-out}
-models=${MODELS:-"resnet18 mobilenet_v2 bert_layer"}
+models=${MODELS:-"resnet18 mobilenet_v2 bert_layer seg_head"}
 targets=${MODELS_TARGETS:-"reference x86-avx2 riscv-rvv npu-systolic"}
 if ! $PY -c 'import torch, torchvision' 2>/dev/null; then
 	echo "models: SKIP: no python3-torch / python3-torchvision (apt-get install python3-torch python3-torchvision)"

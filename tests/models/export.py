@@ -3,7 +3,7 @@
 
   tests/models/export.py OUTDIR [MODEL ...]
 
-For each model (resnet18, mobilenet_v2, bert_layer; default all; or any
+For each model (resnet18, mobilenet_v2, bert_layer, seg_head; default all; or any
 torchvision classification model by its name, e.g. vit_b_16, swin_t,
 densenet121, inception_v3 (299 x 299), convnext_tiny, efficientnet_b0)
 writes OUTDIR/MODEL.onnx, OUTDIR/MODEL.input.npy (a seeded input) and
@@ -52,7 +52,31 @@ class BertLayer(nn.Module):
         return self.ln2(x + self.ffn_out(nn.functional.gelu(self.ffn_in(x))))
 
 
+class SegHead(nn.Module):
+    """A segmentation-style decoder: the ops gdcc imports as several of its
+    own (ConvTranspose with groups, stride, dilation and output padding;
+    InstanceNorm; LRN; Resize bilinear, bicubic and nearest)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 16, 3, padding=1)
+        self.up1 = nn.ConvTranspose2d(16, 12, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.norm = nn.InstanceNorm2d(12, affine=True)
+        self.up2 = nn.ConvTranspose2d(12, 6, (3, 2), stride=(1, 2), dilation=(2, 1), bias=False)
+        self.lrn = nn.LocalResponseNorm(3, alpha=1e-2, beta=0.7, k=1.5)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        x = self.norm(self.up1(x))
+        x = self.lrn(torch.relu(self.up2(x)))
+        x = nn.functional.interpolate(x, scale_factor=1.5, mode="bilinear", align_corners=False)
+        x = nn.functional.interpolate(x, size=(20, 30), mode="bicubic", align_corners=True)
+        return nn.functional.interpolate(x, scale_factor=2, mode="nearest")
+
+
 def build(name):
+    if name == "seg_head":
+        return SegHead(), (1, 8, 7, 9)
     if name == "resnet18":
         return torchvision.models.resnet18(), (1, 3, 224, 224)
     if name == "mobilenet_v2":
@@ -72,7 +96,7 @@ def main():
         raise SystemExit(__doc__)
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name in sys.argv[2:] or ["resnet18", "mobilenet_v2", "bert_layer"]:
+    for name in sys.argv[2:] or ["resnet18", "mobilenet_v2", "bert_layer", "seg_head"]:
         torch.manual_seed(1)
         model, shape = build(name)
         for m in model.modules():
@@ -80,9 +104,10 @@ def main():
             # and match anything)
             if isinstance(m, nn.Linear) and not m.weight.detach().any():
                 nn.init.normal_(m.weight, std=0.02)
-            if isinstance(m, nn.BatchNorm2d):
-                m.running_mean.uniform_(-0.5, 0.5)
-                m.running_var.uniform_(0.5, 1.5)
+            if isinstance(m, (nn.BatchNorm2d, nn.InstanceNorm2d)) and m.affine:
+                if m.track_running_stats:
+                    m.running_mean.uniform_(-0.5, 0.5)
+                    m.running_var.uniform_(0.5, 1.5)
                 nn.init.uniform_(m.weight, 0.5, 1.5)
                 nn.init.uniform_(m.bias, -0.2, 0.2)
         model.eval()

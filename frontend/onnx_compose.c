@@ -1,0 +1,1038 @@
+/* ONNX ops that gdcc translates into several of its own ops (see
+ * onnx_imp.h), so that every target runs them with kernels it already has:
+ *
+ *   Resize, Upsample   per resized axis, from the last to the first: a sum of
+ *                      `gather`s of the axis at constant positions, each
+ *                      weighted by a constant (nearest: one gather, no
+ *                      weight), plus a constant where tf_crop_and_resize
+ *                      extrapolates.  The positions and weights are those of
+ *                      the ONNX reference (interpolate_nd), computed here
+ *                      in double.
+ *   ConvTranspose      a `conv` over the input with stride - 1 zeros
+ *                      between its elements (reshape, pad, reshape), padded
+ *                      by dilation * (kernel - 1) less the ONNX pads (a
+ *                      negative amount crops), with the weights' in and out
+ *                      channels swapped per group and the kernel reversed.
+ *   InstanceNormalization   `layernorm` over the spatial axes, then the
+ *                      per-channel scale and bias.
+ *   MeanVarianceNormalization   (x - mean) / (std + 1e-9) over axes.
+ *   LRN                x / (bias + alpha * avg) ** beta, where avg is the
+ *                      mean of x^2 over the channel window: an `avgpool`
+ *                      that counts the padding, over [N, 1, C, rest].
+ *   Dropout, training  x times a constant: the mask drawn when compiling
+ *                      from the seed, as the ONNX reference draws it
+ *                      (numpy's legacy MT19937 generator: uniform [0, 1)
+ *                      >= ratio), times 1 / (1 - ratio); the mask result a
+ *                      constant.  (Inference, or a ratio of 0: `dropout`.)
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_imp.h"
+#include "ops.h"
+#include "util.h"
+
+/* ---- small helpers -------------------------------------------------------------------- */
+/* f32 values v[n] shaped to broadcast along axis `axis` of a rank-`rank`
+ * tensor: [n, 1, ..., 1]. */
+static Tensor *along_axis_f32(const double *v, int64_t n, int axis, int rank)
+{
+	Shape s = {rank - axis, {0}};
+	for (int d = 0; d < s.rank; d++)
+		s.dim[d] = d ? 1 : n;
+	Tensor *t = tensor_new(DT_F32, &s);
+	for (int64_t i = 0; i < n; i++)
+		((float *)t->data)[i] = (float)v[i];
+	return t;
+}
+
+static Value *unary(Imp *im, const Onnx__NodeProto *np, OpKind op, Value *x, const char *what)
+{
+	return imp_done(im, imp_step(im, np, op, &x, 1, what));
+}
+
+static Value *binary(Imp *im, const Onnx__NodeProto *np, OpKind op, Value *a, Value *b, const char *what)
+{
+	Value *in[2] = {a, b};
+	return imp_done(im, imp_step(im, np, op, in, 2, what));
+}
+
+static bool last_binary(Imp *im, const Onnx__NodeProto *np, OpKind op, Value *a, Value *b)
+{
+	Value *in[2] = {a, b};
+	return imp_finish(im, imp_step(im, np, op, in, 2, NULL), np);
+}
+
+static Value *reshape(Imp *im, const Onnx__NodeProto *np, Value *x, const int64_t *shape, int rank, const char *what)
+{
+	Node *n = imp_step(im, np, OP_RESHAPE, &x, 1, what);
+	if (n)
+		node_set_ints(n, "shape", shape, rank);
+	return imp_done(im, n);
+}
+
+static const char *attr_string(const Onnx__NodeProto *np, const char *name, const char *def, char *buf, size_t size)
+{
+	const Onnx__AttributeProto *a = imp_attr(np, name);
+	if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
+		return def;
+	size_t len = a->s.data ? a->s.len : 0;
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, len ? (const char *)a->s.data : "", len);
+	buf[len] = 0;
+	return buf;
+}
+
+static int64_t attr_int(const Onnx__NodeProto *np, const char *name, int64_t def)
+{
+	const Onnx__AttributeProto *a = imp_attr(np, name);
+	return a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT ? a->i : def;
+}
+
+static double attr_float(const Onnx__NodeProto *np, const char *name, double def)
+{
+	const Onnx__AttributeProto *a = imp_attr(np, name);
+	return a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT ? a->f : def;
+}
+
+/* An INTS attribute of exactly `want` entries (absent: *present false). */
+static bool want_ints(Imp *im, const Onnx__NodeProto *np, const char *name, int want, int64_t *out, bool *present)
+{
+	const Onnx__AttributeProto *a = imp_attr(np, name);
+	*present = a != NULL;
+	if (!a)
+		return true;
+	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS || a->n_ints != (size_t)want) {
+		imp_fail(im, "attribute '%s' must hold %d integers (it has %zu)", name, want,
+			 a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS ? a->n_ints : (size_t)0);
+		return false;
+	}
+	for (int i = 0; i < want; i++)
+		out[i] = a->ints[i];
+	return true;
+}
+
+static Value *operand(Imp *im, const Onnx__NodeProto *np, size_t i, const char *what)
+{
+	const char *nm = imp_input_name(np, i);
+	if (!nm) {
+		imp_fail(im, "its %s (input %zu) is missing", what, i + 1);
+		return NULL;
+	}
+	return imp_value(im, nm, what);
+}
+
+/* ---- Resize and Upsample ------------------------------------------------------------- */
+typedef enum { R_NEAREST, R_LINEAR, R_CUBIC } RMode;
+typedef enum { C_HALF_PIXEL, C_PYTORCH_HALF_PIXEL, C_ALIGN_CORNERS, C_ASYMMETRIC, C_TF_HALF_PIXEL_FOR_NN, C_TF_CROP_AND_RESIZE } CMode;
+typedef enum { N_ROUND_PREFER_FLOOR, N_ROUND_PREFER_CEIL, N_FLOOR, N_CEIL } NMode;
+
+typedef struct {
+	RMode mode;
+	CMode coord;
+	NMode nearest;
+	double cubic_a;
+	bool exclude_outside;
+	double extrapolation;
+} ResizeHow;
+
+/* One resized axis: for each output position o, taps idx[o * k + j] with
+ * weights w[o * k + j], plus extra[o]. */
+typedef struct {
+	int64_t in, out;
+	int k;
+	int64_t *idx;
+	double *w;
+	double *extra;
+	bool has_extra, weighted;
+} AxisPlan;
+
+static int coeffs_of(const ResizeHow *h, double r, double *c)
+{
+	switch (h->mode) {
+	case R_NEAREST:
+		if (r == 1.0) { /* (an integer position) */
+			c[0] = 0, c[1] = 1;
+		} else {
+			bool up = h->nearest == N_ROUND_PREFER_FLOOR ? r > 0.5
+				  : h->nearest == N_ROUND_PREFER_CEIL ? r >= 0.5
+				  : h->nearest == N_CEIL;
+			c[0] = !up, c[1] = up;
+		}
+		return 2;
+	case R_LINEAR:
+		c[0] = 1 - r, c[1] = r;
+		return 2;
+	case R_CUBIC: {
+		double A = h->cubic_a, s = 1 - r;
+		c[0] = ((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A;
+		c[1] = ((A + 2) * r - (A + 3)) * r * r + 1;
+		c[2] = ((A + 2) * s - (A + 3)) * s * s + 1;
+		c[3] = ((A * (s + 1) - 5 * A) * (s + 1) + 8 * A) * (s + 1) - 4 * A;
+		return 4;
+	}
+	}
+	return 0;
+}
+
+/* The n positions of [0, limit) nearest to x (ties: the smaller), in order. */
+static void nearest_positions(double x, int n, int64_t limit, int64_t *out)
+{
+	int64_t cand[16];
+	int nc = 0;
+	int64_t f = (int64_t)floor(x);
+	for (int64_t c = f - n - 1; c <= f + n + 1 && nc < 16; c++)
+		if (c >= 0 && c < limit)
+			cand[nc++] = c;
+	for (int i = 1; i < nc; i++) /* by distance, then position */
+		for (int j = i; j > 0; j--) {
+			double da = fabs(x - (double)cand[j - 1]), db = fabs(x - (double)cand[j]);
+			if (db < da || (db == da && cand[j] < cand[j - 1])) {
+				int64_t t = cand[j];
+				cand[j] = cand[j - 1];
+				cand[j - 1] = t;
+			}
+		}
+	if (nc > n)
+		nc = n;
+	for (int i = 1; i < nc; i++) /* back in order */
+		for (int j = i; j > 0 && cand[j] < cand[j - 1]; j--) {
+			int64_t t = cand[j];
+			cand[j] = cand[j - 1];
+			cand[j - 1] = t;
+		}
+	for (int i = 0; i < n; i++)
+		out[i] = i < nc ? cand[i] : (nc ? cand[nc - 1] : 0);
+}
+
+static void plan_axis(const ResizeHow *h, int64_t in, int64_t out, double scale, double roi_start, double roi_end,
+		      AxisPlan *p)
+{
+	int n = h->mode == R_CUBIC ? 4 : 2;
+	p->in = in, p->out = out;
+	p->k = n;
+	p->idx = xcalloc((size_t)(out * n), sizeof *p->idx);
+	p->w = xcalloc((size_t)(out * n), sizeof *p->w);
+	p->extra = xcalloc((size_t)out, sizeof *p->extra);
+	double out_w = scale * (double)in; /* (as the reference has it) */
+	int pad = (n + 1) / 2;
+	for (int64_t o = 0; o < out; o++) {
+		double x = (double)o, xo;
+		bool outside = false;
+		switch (h->coord) {
+		case C_ALIGN_CORNERS: xo = out_w == 1 ? 0 : x * (double)(in - 1) / (out_w - 1); break;
+		case C_ASYMMETRIC: xo = x / scale; break;
+		case C_TF_CROP_AND_RESIZE:
+			xo = out_w == 1 ? (roi_end - roi_start) * (double)(in - 1) / 2
+					: x * (roi_end - roi_start) * (double)(in - 1) / (out_w - 1);
+			xo += roi_start * (double)(in - 1);
+			outside = xo < 0 || xo > (double)(in - 1);
+			break;
+		case C_PYTORCH_HALF_PIXEL: xo = out_w == 1 ? -0.5 : (x + 0.5) / scale - 0.5; break;
+		case C_TF_HALF_PIXEL_FOR_NN: xo = (x + 0.5) / scale; break;
+		case C_HALF_PIXEL:
+		default: xo = (x + 0.5) / scale - 0.5; break;
+		}
+		int64_t *idx = p->idx + o * n;
+		double *w = p->w + o * n;
+		if (outside) {
+			p->extra[o] = h->extrapolation;
+			p->has_extra |= h->extrapolation != 0;
+			continue; /* weights 0 */
+		}
+		double fl = floor(xo), r = xo == fl ? 1.0 : xo - fl;
+		double c[4];
+		coeffs_of(h, r, c);
+		int64_t pos[4];
+		nearest_positions(xo + pad, n, in + 2 * pad, pos);
+		double sum = 0;
+		for (int j = 0; j < n; j++) {
+			int64_t q = pos[j] - pad;
+			if (h->exclude_outside && (q < 0 || q >= in))
+				c[j] = 0;
+			sum += c[j];
+			idx[j] = q < 0 ? 0 : q >= in ? in - 1 : q;
+		}
+		for (int j = 0; j < n; j++)
+			w[j] = h->exclude_outside && sum != 0 ? c[j] / sum : c[j];
+	}
+	/* taps of one position merged, the zero ones dropped: the fewest taps */
+	int kmax = 0;
+	for (int64_t o = 0; o < out; o++) {
+		int64_t *idx = p->idx + o * n;
+		double *w = p->w + o * n;
+		int m = 0;
+		for (int j = 0; j < n; j++) {
+			if (w[j] == 0)
+				continue;
+			int at = -1;
+			for (int i = 0; i < m; i++)
+				if (idx[i] == idx[j])
+					at = i;
+			if (at >= 0) {
+				w[at] += w[j];
+			} else {
+				idx[m] = idx[j];
+				w[m++] = w[j];
+			}
+		}
+		for (int j = m; j < n; j++)
+			idx[j] = 0, w[j] = 0;
+		kmax = m > kmax ? m : kmax;
+	}
+	if (kmax == 0)
+		kmax = 1;
+	/* compact to kmax taps per position */
+	for (int64_t o = 0; o < out; o++)
+		for (int j = 0; j < kmax; j++) {
+			p->idx[o * kmax + j] = p->idx[o * n + j];
+			p->w[o * kmax + j] = p->w[o * n + j];
+		}
+	p->k = kmax;
+	p->weighted = p->has_extra || kmax > 1;
+	for (int64_t o = 0; o < out * kmax; o++)
+		p->weighted |= p->w[o] != 1.0;
+}
+
+static bool plan_identity(const AxisPlan *p)
+{
+	if (p->in != p->out || p->k != 1 || p->weighted)
+		return false;
+	for (int64_t o = 0; o < p->out; o++)
+		if (p->idx[o] != o)
+			return false;
+	return true;
+}
+
+static void plan_free(AxisPlan *p)
+{
+	free(p->idx), free(p->w), free(p->extra);
+}
+
+/* Resize x along `axis` by plan p; the last step takes the result's name. */
+static Value *emit_axis(Imp *im, const Onnx__NodeProto *np, Value *x, int axis, const AxisPlan *p, bool last, bool *ok)
+{
+	int rank = x->type.shape.rank;
+	Value **terms = xcalloc((size_t)p->k + 1, sizeof *terms);
+	int nt = 0;
+	Value *res = NULL;
+	*ok = false;
+	for (int j = 0; j < p->k; j++) {
+		int64_t *pos = xcalloc((size_t)p->out, sizeof *pos);
+		double *wv = xcalloc((size_t)p->out, sizeof *wv);
+		for (int64_t o = 0; o < p->out; o++)
+			pos[o] = p->idx[o * p->k + j], wv[o] = p->w[o * p->k + j];
+		char what[48];
+		snprintf(what, sizeof what, "axis%d.at%d", axis, j);
+		Shape s1 = {1, {p->out}};
+		Tensor *pt = tensor_new(DT_I64, &s1);
+		memcpy(pt->data, pos, (size_t)p->out * sizeof *pos);
+		Value *iv = imp_const(im, np, what, pt);
+		bool gather_last = last && !p->weighted;
+		Value *gin[2] = {x, iv};
+		snprintf(what, sizeof what, "axis%d.tap%d", axis, j);
+		Node *g = iv ? imp_step(im, np, OP_GATHER, gin, 2, gather_last ? NULL : what) : NULL;
+		if (g)
+			node_set_int(g, "axis", axis);
+		Value *gv = NULL;
+		if (gather_last) {
+			*ok = imp_finish(im, g, np);
+		} else {
+			gv = imp_done(im, g);
+		}
+		if (gv && p->weighted) {
+			snprintf(what, sizeof what, "axis%d.w%d", axis, j);
+			Value *wc = imp_const(im, np, what, along_axis_f32(wv, p->out, axis, rank));
+			bool mul_last = last && p->k == 1 && !p->has_extra;
+			snprintf(what, sizeof what, "axis%d.term%d", axis, j);
+			if (wc && mul_last)
+				*ok = last_binary(im, np, OP_MUL, gv, wc);
+			else if (wc)
+				gv = binary(im, np, OP_MUL, gv, wc, what);
+			else
+				gv = NULL;
+		}
+		free(pos), free(wv);
+		if (!gv)
+			goto out;
+		terms[nt++] = gv;
+	}
+	if (p->k == 1) {
+		res = terms[0];
+	} else {
+		char what[48];
+		snprintf(what, sizeof what, "axis%d.sum", axis);
+		bool sum_last = last && !p->has_extra;
+		Node *s = imp_step(im, np, OP_SUM, terms, nt, sum_last ? NULL : what);
+		if (sum_last) {
+			*ok = imp_finish(im, s, np);
+			goto out;
+		}
+		res = imp_done(im, s);
+	}
+	if (res && p->has_extra) {
+		char what[48];
+		snprintf(what, sizeof what, "axis%d.outside", axis);
+		Value *e = imp_const(im, np, what, along_axis_f32(p->extra, p->out, axis, rank));
+		snprintf(what, sizeof what, "axis%d.ext", axis);
+		if (!e)
+			res = NULL;
+		else if (last)
+			*ok = last_binary(im, np, OP_ADD, res, e);
+		else
+			res = binary(im, np, OP_ADD, res, e, what);
+	}
+	if (!last)
+		*ok = res != NULL;
+out:
+	free(terms);
+	return last ? NULL : res;
+}
+
+static bool parse_resize_how(Imp *im, const Onnx__NodeProto *np, bool upsample, ResizeHow *h)
+{
+	char b1[64], b2[64], b3[64];
+	bool old = upsample || imp_opset(im) < 11;
+	const char *mode = attr_string(np, "mode", "nearest", b1, sizeof b1);
+	const char *coord = attr_string(np, "coordinate_transformation_mode", old ? "asymmetric" : "half_pixel", b2, sizeof b2);
+	const char *nearest = attr_string(np, "nearest_mode", old ? "floor" : "round_prefer_floor", b3, sizeof b3);
+	memset(h, 0, sizeof *h);
+	if (strcmp(mode, "nearest") == 0)
+		h->mode = R_NEAREST;
+	else if (strcmp(mode, "linear") == 0 || strcmp(mode, "bilinear") == 0)
+		h->mode = R_LINEAR;
+	else if (strcmp(mode, "cubic") == 0 && !old)
+		h->mode = R_CUBIC;
+	else {
+		imp_fail(im, "attribute 'mode' = \"%s\" is not one of nearest, linear%s", imp_q(im, mode), old ? "" : ", cubic");
+		return false;
+	}
+	static const char *const cnames[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+					     "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+	int ci = -1;
+	for (int i = 0; i < 6; i++)
+		if (strcmp(coord, cnames[i]) == 0)
+			ci = i;
+	if (ci < 0) {
+		imp_fail(im, "attribute 'coordinate_transformation_mode' = \"%s\" is not one of half_pixel, "
+			     "pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize",
+			 imp_q(im, coord));
+		return false;
+	}
+	h->coord = (CMode)ci;
+	static const char *const nnames[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+	int ni = -1;
+	for (int i = 0; i < 4; i++)
+		if (strcmp(nearest, nnames[i]) == 0)
+			ni = i;
+	if (ni < 0) {
+		imp_fail(im, "attribute 'nearest_mode' = \"%s\" is not one of round_prefer_floor, round_prefer_ceil, floor, ceil",
+			 imp_q(im, nearest));
+		return false;
+	}
+	h->nearest = (NMode)ni;
+	h->cubic_a = attr_float(np, "cubic_coeff_a", -0.75);
+	h->exclude_outside = attr_int(np, "exclude_outside", 0) != 0;
+	h->extrapolation = attr_float(np, "extrapolation_value", 0.0);
+	if (attr_int(np, "antialias", 0) != 0) {
+		imp_fail(im, "antialias = 1 is not supported");
+		return false;
+	}
+	char b4[64];
+	if (strcmp(attr_string(np, "keep_aspect_ratio_policy", "stretch", b4, sizeof b4), "stretch") != 0) {
+		imp_fail(im, "attribute 'keep_aspect_ratio_policy' = \"%s\" is not supported (only stretch)", imp_q(im, b4));
+		return false;
+	}
+	return true;
+}
+
+static bool import_resize(Imp *im, const Onnx__NodeProto *np, bool upsample)
+{
+	Value *x = operand(im, np, 0, "input");
+	if (!x)
+		return false;
+	ResizeHow h;
+	if (!parse_resize_how(im, np, upsample, &h))
+		return false;
+	int rank = x->type.shape.rank;
+	if (rank < 1) {
+		imp_fail(im, "its input is a scalar (nothing to resize)");
+		return false;
+	}
+	/* the axes resized (opset 18's axes; before, all) */
+	int64_t axes[MAX_RANK];
+	int nax = rank;
+	const Onnx__AttributeProto *aa = imp_attr(np, "axes");
+	if (aa) {
+		if (aa->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS || aa->n_ints < 1 || aa->n_ints > (size_t)rank) {
+			imp_fail(im, "attribute 'axes' must hold 1 to %d axes", rank);
+			return false;
+		}
+		nax = (int)aa->n_ints;
+		for (int i = 0; i < nax; i++) {
+			int64_t a = aa->ints[i] < 0 ? aa->ints[i] + rank : aa->ints[i];
+			if (a < 0 || a >= rank) {
+				imp_fail(im, "axis %" PRId64 " is out of range for rank %d", aa->ints[i], rank);
+				return false;
+			}
+			for (int j = 0; j < i; j++)
+				if (axes[j] == a) {
+					imp_fail(im, "axis %" PRId64 " is given twice", aa->ints[i]);
+					return false;
+				}
+			axes[i] = a;
+		}
+	} else {
+		for (int i = 0; i < rank; i++)
+			axes[i] = i;
+	}
+	/* scales, sizes and roi: known when compiling */
+	double *scales = NULL, *roi = NULL;
+	int64_t *sizes = NULL;
+	int nsc = 0, nsz = 0, nroi = 0;
+	const char *nm;
+	bool ok = true;
+	if (upsample && imp_opset(im) < 9) {
+		const Onnx__AttributeProto *a = imp_attr(np, "scales");
+		if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS) {
+			imp_fail(im, "attribute 'scales' is missing");
+			return false;
+		}
+		nsc = (int)(a->n_floats < 1000 ? a->n_floats : 1000);
+		scales = xcalloc((size_t)nsc + 1, sizeof *scales);
+		for (int i = 0; i < nsc; i++)
+			scales[i] = a->floats[i];
+	} else if (upsample || imp_opset(im) < 11) {
+		if (!(nm = imp_input_name(np, 1))) {
+			imp_fail(im, "its scales (input 2) are missing");
+			return false;
+		}
+		scales = imp_floats(im, nm, &nsc, "scales");
+		ok = scales != NULL;
+	} else {
+		if ((nm = imp_input_name(np, 1)) && h.coord == C_TF_CROP_AND_RESIZE)
+			ok = (roi = imp_floats(im, nm, &nroi, "roi")) != NULL;
+		if (ok && (nm = imp_input_name(np, 2)))
+			ok = (scales = imp_floats(im, nm, &nsc, "scales")) != NULL;
+		if (ok && (nm = imp_input_name(np, 3)))
+			ok = (sizes = imp_ints(im, nm, &nsz, "sizes")) != NULL;
+	}
+	if (ok && nsz && nsc) {
+		imp_fail(im, "it has both scales and sizes (one of them must be empty)");
+		ok = false;
+	}
+	if (ok && !nsz && !nsc) {
+		imp_fail(im, "it has neither scales nor sizes");
+		ok = false;
+	}
+	if (ok && nsc && nsc != nax) {
+		imp_fail(im, "it has %d scales for %d axes", nsc, nax);
+		ok = false;
+	}
+	if (ok && nsz && nsz != nax) {
+		imp_fail(im, "it has %d sizes for %d axes", nsz, nax);
+		ok = false;
+	}
+	if (ok && h.coord == C_TF_CROP_AND_RESIZE && nroi != 2 * nax) {
+		imp_fail(im, "tf_crop_and_resize needs a roi of %d values (it has %d)", 2 * nax, nroi);
+		ok = false;
+	}
+	AxisPlan plans[MAX_RANK];
+	int nplans = 0;
+	for (int i = 0; ok && i < nax; i++) {
+		int64_t in = x->type.shape.dim[axes[i]], out;
+		double scale;
+		double rs = roi ? roi[i] : 0, re = roi ? roi[nax + i] : 1;
+		if (nsz) {
+			out = sizes[i];
+			scale = in ? (double)out / (double)in : 1;
+		} else {
+			scale = scales[i];
+			double o = floor((double)in * (h.coord == C_TF_CROP_AND_RESIZE ? re - rs : 1) * scale);
+			if (!(scale > 0) || !(o < 1e12)) {
+				imp_fail(im, "scale %g of axis %" PRId64 " is not a positive factor gdcc can size", scale, axes[i]);
+				ok = false;
+				break;
+			}
+			out = (int64_t)o;
+		}
+		if (out < 1 || in < 1 || out > ((int64_t)1 << 40)) {
+			imp_fail(im, "axis %" PRId64 " resizes %" PRId64 " to %" PRId64 " elements (gdcc resizes between sizes of at least 1)",
+				 axes[i], in, out);
+			ok = false;
+			break;
+		}
+		AxisPlan *p = &plans[nplans];
+		memset(p, 0, sizeof *p);
+		plan_axis(&h, in, out, scale, rs, re, p);
+		if (plan_identity(p)) {
+			plan_free(p);
+			continue;
+		}
+		if (p->weighted && x->type.dtype != DT_F32) {
+			imp_fail(im, "a %s resize of %s data is not supported (linear, cubic and extrapolation take f32)",
+				 h.mode == R_NEAREST ? "nearest" : h.mode == R_LINEAR ? "linear" : "cubic", dtype_name(x->type.dtype));
+			plan_free(p);
+			ok = false;
+			break;
+		}
+		p->in = axes[i]; /* (the axis, from here on) */
+		nplans++;
+	}
+	free(scales), free(roi), free(sizes);
+	if (ok && nplans == 0) {
+		ok = imp_finish(im, imp_step(im, np, OP_IDENTITY, &x, 1, NULL), np);
+	} else if (ok) {
+		/* the last axis first: tf_crop_and_resize's extrapolated values are
+		 * then mixed by the outer axes as in the reference's recursion */
+		Value *cur = x;
+		for (int i = nplans - 1; i >= 0 && ok; i--) {
+			bool last = i == 0;
+			Value *nx = emit_axis(im, np, cur, (int)plans[i].in, &plans[i], last, &ok);
+			if (!last)
+				cur = nx;
+		}
+	}
+	for (int i = 0; i < nplans; i++)
+		plan_free(&plans[i]);
+	return ok;
+}
+
+/* ---- ConvTranspose ------------------------------------------------------------------- */
+static bool import_conv_transpose(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = operand(im, np, 0, "input"), *w = x ? operand(im, np, 1, "weights") : NULL, *b = NULL;
+	if (!w)
+		return false;
+	if (imp_input_name(np, 2) && !(b = imp_value(im, imp_input_name(np, 2), "bias")))
+		return false;
+	const Shape *xs = &x->type.shape, *ws = &w->type.shape;
+	int rank = xs->rank, ns = rank - 2;
+	if (rank < 3 || rank > 5 || ws->rank != rank) {
+		imp_fail(im, "its input (rank %d) and weights (rank %d) must both be N, C and 1 to 3 spatial axes", rank, ws->rank);
+		return false;
+	}
+	if (x->type.dtype != DT_F32 || w->type.dtype != DT_F32 || (b && b->type.dtype != DT_F32)) {
+		imp_fail(im, "its operands must be f32");
+		return false;
+	}
+	int64_t group = attr_int(np, "group", 1);
+	int64_t C = xs->dim[1], Mg = ws->dim[1];
+	if (group < 1 || C % group != 0 || ws->dim[0] != C) {
+		imp_fail(im, "its weights [%" PRId64 ", ...] do not match %" PRId64 " input channels in %" PRId64 " groups",
+			 ws->dim[0], C, group);
+		return false;
+	}
+	int64_t M = Mg * group, Cg = C / group;
+	int64_t k[3], d[3] = {1, 1, 1}, s[3] = {1, 1, 1}, op[3] = {0, 0, 0}, pads[6] = {0}, oshape[5];
+	bool has_k, has_d, has_s, has_op, has_pads, has_os = false;
+	if (!want_ints(im, np, "kernel_shape", ns, k, &has_k) || !want_ints(im, np, "dilations", ns, d, &has_d) ||
+	    !want_ints(im, np, "strides", ns, s, &has_s) || !want_ints(im, np, "output_padding", ns, op, &has_op) ||
+	    !want_ints(im, np, "pads", 2 * ns, pads, &has_pads))
+		return false;
+	const Onnx__AttributeProto *osa = imp_attr(np, "output_shape");
+	if (osa) {
+		if (osa->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS ||
+		    (osa->n_ints != (size_t)ns && osa->n_ints != (size_t)rank)) {
+			imp_fail(im, "attribute 'output_shape' must hold %d (or %d) integers", ns, rank);
+			return false;
+		}
+		for (int i = 0; i < ns; i++)
+			oshape[i] = osa->ints[osa->n_ints - (size_t)ns + (size_t)i];
+		has_os = true;
+	}
+	char buf[32];
+	const char *auto_pad = attr_string(np, "auto_pad", "NOTSET", buf, sizeof buf);
+	bool same_upper = strcmp(auto_pad, "SAME_UPPER") == 0, same_lower = strcmp(auto_pad, "SAME_LOWER") == 0;
+	if (!same_upper && !same_lower && strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0) {
+		imp_fail(im, "attribute 'auto_pad' = \"%s\" is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", imp_q(im, auto_pad));
+		return false;
+	}
+	for (int i = 0; i < ns; i++) {
+		if (has_k && k[i] != ws->dim[2 + i]) {
+			imp_fail(im, "kernel_shape[%d] = %" PRId64 " is not the weights' %" PRId64, i, k[i], ws->dim[2 + i]);
+			return false;
+		}
+		k[i] = ws->dim[2 + i];
+		if (d[i] < 1 || s[i] < 1 || d[i] > INT32_MAX || s[i] > INT32_MAX || op[i] < 0 || op[i] >= (s[i] > d[i] ? s[i] : d[i]) ||
+		    pads[i] < 0 || pads[ns + i] < 0 || pads[i] > INT32_MAX || pads[ns + i] > INT32_MAX) {
+			imp_fail(im, "spatial axis %d: dilation %" PRId64 ", stride %" PRId64 ", output_padding %" PRId64
+				     " or pads %" PRId64 "/%" PRId64 " out of range",
+				 i, d[i], s[i], op[i], pads[i], pads[ns + i]);
+			return false;
+		}
+		if (xs->dim[2 + i] < 1) {
+			imp_fail(im, "spatial axis %d of its input is empty", i);
+			return false;
+		}
+		int64_t ke = (k[i] - 1) * d[i] + 1;
+		if (has_os || same_upper || same_lower) {
+			int64_t out = has_os ? oshape[i] : xs->dim[2 + i] * s[i];
+			int64_t total = s[i] * (xs->dim[2 + i] - 1) + op[i] + ke - out;
+			int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor */
+			if (same_upper) {
+				pads[i] = half, pads[ns + i] = total - half;
+			} else {
+				pads[i] = total - half, pads[ns + i] = half;
+			}
+		}
+	}
+	/* 1. stride - 1 zeros after every input element: [N, C, D, 1, ...] padded to [N, C, D, s, ...] */
+	Value *z = x;
+	bool strided = false;
+	for (int i = 0; i < ns; i++)
+		strided |= s[i] > 1;
+	if (strided) {
+		int64_t sh[MAX_RANK];
+		int r2 = 2 + 2 * ns;
+		sh[0] = xs->dim[0], sh[1] = C;
+		int64_t pp[2 * MAX_RANK] = {0};
+		for (int i = 0; i < ns; i++) {
+			sh[2 + 2 * i] = xs->dim[2 + i], sh[3 + 2 * i] = 1;
+			pp[r2 + 3 + 2 * i] = s[i] - 1;
+		}
+		if (!(z = reshape(im, np, z, sh, r2, "spread")))
+			return false;
+		Node *pn = imp_step(im, np, OP_PAD, &z, 1, "zeros");
+		if (pn)
+			node_set_ints(pn, "pads", pp, 2 * r2);
+		if (!(z = imp_done(im, pn)))
+			return false;
+		int64_t sh2[MAX_RANK] = {xs->dim[0], C};
+		for (int i = 0; i < ns; i++)
+			sh2[2 + i] = xs->dim[2 + i] * s[i];
+		if (!(z = reshape(im, np, z, sh2, rank, "dilated")))
+			return false;
+	}
+	/* 2. the full convolution's padding, less the ONNX pads (negative: crop);
+	 * the zeros after the last element count against the end */
+	int64_t cp[2 * MAX_RANK] = {0};
+	bool padded = false;
+	for (int i = 0; i < ns; i++) {
+		int64_t full = d[i] * (k[i] - 1);
+		cp[2 + i] = full - pads[i];
+		cp[rank + 2 + i] = full - pads[ns + i] + op[i] - (s[i] - 1);
+		padded |= cp[2 + i] || cp[rank + 2 + i];
+	}
+	if (padded) {
+		Node *pn = imp_step(im, np, OP_PAD, &z, 1, "padded");
+		if (pn)
+			node_set_ints(pn, "pads", cp, 2 * rank);
+		if (!(z = imp_done(im, pn)))
+			return false;
+	}
+	/* 3. weights [C, M/g, k...] as [M, C/g, k...], the kernel reversed */
+	int64_t sh[MAX_RANK + 1], perm[MAX_RANK + 1];
+	sh[0] = group, sh[1] = Cg, sh[2] = Mg;
+	for (int i = 0; i < ns; i++)
+		sh[3 + i] = k[i];
+	Value *wv = reshape(im, np, w, sh, rank + 1, "wgroups");
+	perm[0] = 0, perm[1] = 2, perm[2] = 1;
+	for (int i = 0; i < ns; i++)
+		perm[3 + i] = 3 + i;
+	Node *tn = wv ? imp_step(im, np, OP_TRANSPOSE, &wv, 1, "wswap") : NULL;
+	if (tn)
+		node_set_ints(tn, "perm", perm, rank + 1);
+	if (!(wv = imp_done(im, tn)))
+		return false;
+	int64_t wsh[MAX_RANK] = {M, Cg};
+	for (int i = 0; i < ns; i++)
+		wsh[2 + i] = k[i];
+	if (!(wv = reshape(im, np, wv, wsh, rank, "wconv")))
+		return false;
+	int64_t st[3], en[3], ax[3], sp[3];
+	for (int i = 0; i < ns; i++)
+		st[i] = -1, en[i] = INT64_MIN, ax[i] = 2 + i, sp[i] = -1;
+	Node *rn = imp_step(im, np, OP_SLICE, &wv, 1, "wflip");
+	if (rn) {
+		node_set_ints(rn, "starts", st, ns);
+		node_set_ints(rn, "ends", en, ns);
+		node_set_ints(rn, "axes", ax, ns);
+		node_set_ints(rn, "steps", sp, ns);
+	}
+	if (!(wv = imp_done(im, rn)))
+		return false;
+	/* 4. the convolution */
+	Value *cin[3] = {z, wv, b};
+	Node *cn = imp_step(im, np, OP_CONV, cin, b ? 3 : 2, NULL);
+	if (cn) {
+		node_set_int(cn, "group", group);
+		node_set_ints(cn, "dilations", d, ns);
+	}
+	return imp_finish(im, cn, np);
+}
+
+/* ---- normalizations ------------------------------------------------------------------- */
+static bool import_instancenorm(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = operand(im, np, 0, "input"), *sc = x ? operand(im, np, 1, "scale") : NULL,
+	      *bi = sc ? operand(im, np, 2, "bias") : NULL;
+	if (!bi)
+		return false;
+	int rank = x->type.shape.rank;
+	if (rank < 3 || x->type.dtype != DT_F32) {
+		imp_fail(im, "its input must be f32 of rank 3 or more (N, C, spatial axes)");
+		return false;
+	}
+	int64_t C = x->type.shape.dim[1];
+	if (sc->type.shape.rank != 1 || sc->type.shape.dim[0] != C || bi->type.shape.rank != 1 || bi->type.shape.dim[0] != C) {
+		imp_fail(im, "its scale and bias must hold one value per channel (%" PRId64 ")", C);
+		return false;
+	}
+	Shape ones_s = {rank - 2, {0}};
+	for (int i = 2; i < rank; i++)
+		ones_s.dim[i - 2] = x->type.shape.dim[i];
+	Tensor *ones = tensor_new(DT_F32, &ones_s);
+	for (int64_t i = 0; i < tensor_numel(ones); i++)
+		((float *)ones->data)[i] = 1;
+	Value *one = imp_const(im, np, "ones", ones);
+	Value *lin[2] = {x, one};
+	Node *ln = one ? imp_step(im, np, OP_LAYERNORM, lin, 2, "normalized") : NULL;
+	if (ln) {
+		node_set_int(ln, "axis", 2);
+		node_set_float(ln, "epsilon", attr_float(np, "epsilon", 1e-5));
+	}
+	Value *y = imp_done(im, ln);
+	int64_t cs[MAX_RANK];
+	cs[0] = C;
+	for (int i = 1; i < rank - 1; i++)
+		cs[i] = 1;
+	Value *scv = y ? reshape(im, np, sc, cs, rank - 1, "scale") : NULL;
+	Value *biv = scv ? reshape(im, np, bi, cs, rank - 1, "bias") : NULL;
+	Value *m = biv ? binary(im, np, OP_MUL, y, scv, "scaled") : NULL;
+	return m && last_binary(im, np, OP_ADD, m, biv);
+}
+
+static bool import_mvn(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = operand(im, np, 0, "input");
+	if (!x)
+		return false;
+	int rank = x->type.shape.rank;
+	int64_t axes[MAX_RANK] = {0, 2, 3};
+	int nax = 3;
+	const Onnx__AttributeProto *a = imp_attr(np, "axes");
+	if (a) {
+		if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS || a->n_ints > (size_t)rank) {
+			imp_fail(im, "attribute 'axes' must hold at most %d axes", rank);
+			return false;
+		}
+		nax = (int)a->n_ints;
+		for (int i = 0; i < nax; i++)
+			axes[i] = a->ints[i];
+	}
+	if (x->type.dtype != DT_F32) {
+		imp_fail(im, "its input must be f32");
+		return false;
+	}
+	Node *mn = imp_step(im, np, OP_REDUCE_MEAN, &x, 1, "mean");
+	if (mn) {
+		node_set_ints(mn, "axes", axes, nax);
+		node_set_int(mn, "keepdims", 1);
+	}
+	Value *mean = imp_done(im, mn);
+	Value *dv = mean ? binary(im, np, OP_SUB, x, mean, "centered") : NULL;
+	Value *sq = dv ? binary(im, np, OP_MUL, dv, dv, "squared") : NULL;
+	Node *vn = sq ? imp_step(im, np, OP_REDUCE_MEAN, &sq, 1, "variance") : NULL;
+	if (vn) {
+		node_set_ints(vn, "axes", axes, nax);
+		node_set_int(vn, "keepdims", 1);
+	}
+	Value *var = imp_done(im, vn);
+	Value *sd = var ? unary(im, np, OP_SQRT, var, "std") : NULL;
+	Shape s0 = {0};
+	Tensor *eps = tensor_new(DT_F32, &s0);
+	((float *)eps->data)[0] = 1e-9f;
+	Value *ev = sd ? imp_const(im, np, "epsilon", eps) : (tensor_free(eps), NULL);
+	Value *den = ev ? binary(im, np, OP_ADD, sd, ev, "denominator") : NULL;
+	return den && last_binary(im, np, OP_DIV, dv, den);
+}
+
+static bool import_lrn(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = operand(im, np, 0, "input");
+	if (!x)
+		return false;
+	int rank = x->type.shape.rank;
+	const Onnx__AttributeProto *sa = imp_attr(np, "size");
+	if (!sa || sa->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT || sa->i < 1 || sa->i > INT32_MAX) {
+		imp_fail(im, "attribute 'size' (a positive window) is missing");
+		return false;
+	}
+	if (rank < 2 || x->type.dtype != DT_F32) {
+		imp_fail(im, "its input must be f32 of rank 2 or more (N, C, ...)");
+		return false;
+	}
+	int64_t size = sa->i;
+	double alpha = attr_float(np, "alpha", 1e-4), beta = attr_float(np, "beta", 0.75), bias = attr_float(np, "bias", 1.0);
+	int64_t rest = 1;
+	for (int i = 2; i < rank; i++)
+		rest *= x->type.shape.dim[i];
+	Value *sq = binary(im, np, OP_MUL, x, x, "squared");
+	int64_t sh[4] = {x->type.shape.dim[0], 1, x->type.shape.dim[1], rest};
+	Value *r = sq ? reshape(im, np, sq, sh, 4, "channels") : NULL;
+	Node *pn = r ? imp_step(im, np, OP_AVGPOOL, &r, 1, "window") : NULL;
+	if (pn) {
+		int64_t ks[2] = {size, 1}, pads[4] = {(size - 1) / 2, 0, size - 1 - (size - 1) / 2, 0};
+		node_set_ints(pn, "kernel_shape", ks, 2);
+		node_set_ints(pn, "pads", pads, 4);
+		node_set_int(pn, "count_include_pad", 1);
+	}
+	Value *avg = imp_done(im, pn);
+	Value *back = avg ? reshape(im, np, avg, x->type.shape.dim, rank, "sums") : NULL;
+	Shape s0 = {0};
+	Tensor *ta = tensor_new(DT_F32, &s0), *tb = tensor_new(DT_F32, &s0), *tp = tensor_new(DT_F32, &s0);
+	((float *)ta->data)[0] = (float)alpha;
+	((float *)tb->data)[0] = (float)bias;
+	((float *)tp->data)[0] = (float)-beta;
+	Value *av = back ? imp_const(im, np, "alpha", ta) : (tensor_free(ta), NULL);
+	Value *bv = av ? imp_const(im, np, "bias", tb) : (tensor_free(tb), NULL);
+	Value *pv = bv ? imp_const(im, np, "beta", tp) : (tensor_free(tp), NULL);
+	Value *m = pv ? binary(im, np, OP_MUL, back, av, "scaled") : NULL;
+	Value *base = m ? binary(im, np, OP_ADD, m, bv, "base") : NULL;
+	Value *f = base ? binary(im, np, OP_POW, base, pv, "factor") : NULL;
+	return f && last_binary(im, np, OP_MUL, x, f);
+}
+
+/* ---- training-mode Dropout ---------------------------------------------------------- */
+/* MT19937 (Matsumoto and Nishimura), seeded as numpy's RandomState(seed). */
+typedef struct {
+	uint32_t mt[624];
+	int i;
+} Mt;
+
+static void mt_seed(Mt *m, uint32_t seed)
+{
+	m->mt[0] = seed;
+	for (int i = 1; i < 624; i++)
+		m->mt[i] = 1812433253u * (m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) + (uint32_t)i;
+	m->i = 624;
+}
+
+static uint32_t mt_next(Mt *m)
+{
+	if (m->i >= 624) {
+		for (int k = 0; k < 624; k++) {
+			uint32_t y = (m->mt[k] & 0x80000000u) | (m->mt[(k + 1) % 624] & 0x7fffffffu);
+			m->mt[k] = m->mt[(k + 397) % 624] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
+		}
+		m->i = 0;
+	}
+	uint32_t y = m->mt[m->i++];
+	y ^= y >> 11;
+	y ^= (y << 7) & 0x9d2c5680u;
+	y ^= (y << 15) & 0xefc60000u;
+	return y ^ (y >> 18);
+}
+
+/* A double in [0, 1) from 53 random bits (numpy's random_sample). */
+static double mt_uniform(Mt *m)
+{
+	uint32_t a = mt_next(m) >> 5, b = mt_next(m) >> 6;
+	return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
+}
+
+/* Dropout: 1 when training_mode is 1 and the ratio above 0, 0 when not
+ * (the inference translation), -1 after an error (either not known when
+ * compiling). */
+static int training_dropout(Imp *im, const Onnx__NodeProto *np, double *ratio)
+{
+	const char *tn = imp_input_name(np, 2), *rn = imp_input_name(np, 1);
+	if (!tn)
+		return 0;
+	int cnt;
+	int64_t *t = imp_ints(im, tn, &cnt, "training_mode");
+	if (!t)
+		return -1;
+	bool on = cnt == 1 && t[0];
+	free(t);
+	if (!on)
+		return 0;
+	*ratio = 0.5;
+	if (rn) {
+		double *r = imp_floats(im, rn, &cnt, "ratio");
+		if (!r)
+			return -1;
+		if (cnt != 1) {
+			imp_fail(im, "its ratio has %d values, not one", cnt);
+			free(r);
+			return -1;
+		}
+		*ratio = r[0];
+		free(r);
+	}
+	return *ratio != 0;
+}
+
+static bool import_training_dropout(Imp *im, const Onnx__NodeProto *np, double ratio)
+{
+	Value *x = operand(im, np, 0, "input");
+	if (!x)
+		return false;
+	const Onnx__AttributeProto *sa = imp_attr(np, "seed");
+	if (!sa || sa->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT) {
+		imp_fail(im, "training_mode = 1 needs a seed (gdcc draws the mask when compiling)");
+		return false;
+	}
+	if (sa->i < 0 || sa->i > UINT32_MAX) {
+		imp_fail(im, "its seed %" PRId64 " is not in [0, 2^32)", sa->i);
+		return false;
+	}
+	float r = (float)ratio;
+	if (!(r > 0 && r < 1)) {
+		imp_fail(im, "its ratio %g is not in [0, 1)", ratio);
+		return false;
+	}
+	if (x->type.dtype != DT_F32) {
+		imp_fail(im, "its input must be f32");
+		return false;
+	}
+	float scale = 1.0f / (1.0f - r);
+	Mt mt;
+	mt_seed(&mt, (uint32_t)sa->i);
+	Tensor *f = tensor_new(DT_F32, &x->type.shape);
+	Tensor *mask = np->n_output > 1 && np->output[1][0] ? tensor_new(DT_BOOL, &x->type.shape) : NULL;
+	for (int64_t i = 0; i < tensor_numel(f); i++) {
+		bool keep = mt_uniform(&mt) >= (double)r;
+		((float *)f->data)[i] = keep ? scale : 0.0f;
+		if (mask)
+			tensor_set_f(mask, i, keep);
+	}
+	Value *fv = imp_const(im, np, "kept", f);
+	if (!fv || !last_binary(im, np, OP_MUL, x, fv)) {
+		tensor_free(mask);
+		return false;
+	}
+	if (mask) {
+		Value *mv = imp_const(im, np, "mask", mask);
+		return mv && imp_bind(im, np->output[1], mv);
+	}
+	return true;
+}
+
+bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
+{
+	double ratio;
+	int train = strcmp(np->op_type, "Dropout") == 0 ? training_dropout(im, np, &ratio) : 0;
+	if (train) {
+		*ok = train > 0 && import_training_dropout(im, np, ratio);
+		return true;
+	}
+	const char *op = np->op_type;
+	if (strcmp(op, "Resize") == 0 || strcmp(op, "Upsample") == 0)
+		*ok = import_resize(im, np, op[0] == 'U');
+	else if (strcmp(op, "ConvTranspose") == 0)
+		*ok = import_conv_transpose(im, np);
+	else if (strcmp(op, "InstanceNormalization") == 0)
+		*ok = import_instancenorm(im, np);
+	else if (strcmp(op, "MeanVarianceNormalization") == 0)
+		*ok = import_mvn(im, np);
+	else if (strcmp(op, "LRN") == 0)
+		*ok = import_lrn(im, np);
+	else
+		return false;
+	return true;
+}
