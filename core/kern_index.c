@@ -372,6 +372,125 @@ static bool k_scatter_nd(CG *c, const Node *n)
 	return run(c, k);
 }
 
+/* gather_nd: per batch and index tuple, k data indices (checked), then
+ * the slice there copied */
+static bool k_gather_nd(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *idx = n->in[1], *y = n->out[0];
+	if (c->ret < 0)
+		return false;
+	const Shape *ds = &x->type.shape;
+	int b = (int)attr_i(n, "batch_dims"), kk;
+	int64_t batches, tuples, slice, per_batch, dst[MAX_RANK];
+	gather_nd_dims(n, &batches, &tuples, &kk, &slice, &per_batch);
+	shape_strides(ds, dst);
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: gather_nd", y->name);
+	int by = cg_lir_buffer(c, k, y->id), bi = cg_lir_buffer(c, k, idx->id), bx = cg_lir_buffer(c, k, x->id);
+	if (batches * tuples > 0 && slice > 0) {
+		int bv = batches > 1 ? lir_for(k, 0, batches, 1) : -1;
+		int t = lir_for(k, 0, tuples, 1);
+		LirAffine xa = aff(k, 0, bv, per_batch), ya = aff(k, 0, bv, tuples * slice);
+		lir_term(k, &ya, t, slice);
+		for (int j = 0; j < kk; j++) {
+			LirAffine ia = aff(k, j, bv, tuples * kk);
+			lir_term(k, &ia, t, kk);
+			LirExpr *ie = lir_load_as(k, bi, &ia, idx->type.dtype == DT_I32 ? LIR_AS_I32 : LIR_AS_ELEM);
+			int kv = lir_data_index(k, ie, ds->dim[b + j]);
+			lir_term(k, &xa, kv, dst[b + j]);
+		}
+		int e = -1;
+		if (slice > 1) {
+			e = lir_for(k, 0, slice, 1);
+			lir_term(k, &xa, e, 1);
+			lir_term(k, &ya, e, 1);
+		}
+		lir_store(k, by, &ya, lir_load(k, bx, &xa));
+		if (e >= 0)
+			lir_end(k);
+		lir_end(k);
+		if (bv >= 0)
+			lir_end(k);
+	}
+	return run(c, k);
+}
+
+/* topk: per row and rank r, the best element strictly after the previous
+ * pick in the order (value, then position): eligible where prev < 0, or
+ * v is after pv, or v == pv at a later position; better where none is
+ * taken yet or v is before the best so far (compared by its value, read
+ * back at the best's position).  No scratch, any dtype; NaN is never
+ * picked (ordered compares). */
+static bool k_topk(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *y = n->out[0], *yi = n->nout > 1 ? n->out[1] : NULL;
+	if (c->ret < 0)
+		return false;
+	int64_t outer, cnt, inner, kk = attr_i(n, "k");
+	split3(&x->type.shape, axis_of(n, "axis", x->type.shape.rank), &outer, &cnt, &inner);
+	bool largest = attr_i(n, "largest") != 0, fl = x->type.dtype == DT_F32;
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: topk", y->name);
+	int by = cg_lir_buffer(c, k, y->id), byi = yi ? cg_lir_buffer(c, k, yi->id) : -1;
+	if (outer * inner > 0 && kk > 0 && cnt > 0) {
+		int o = outer > 1 ? lir_for(k, 0, outer, 1) : -1;
+		int i = inner > 1 ? lir_for(k, 0, inner, 1) : -1;
+		LirAffine base = aff(k, 0, o, cnt * inner), ybase = aff(k, 0, o, kk * inner);
+		if (i >= 0) {
+			lir_term(k, &base, i, 1);
+			lir_term(k, &ybase, i, 1);
+		}
+		int prev = lir_temp(k, SORT_I), best = lir_temp(k, SORT_I);
+		lir_assign(k, prev, KI(-1));
+		int r = lir_for(k, 0, kk, 1);
+		/* the previous pick's value (at position 0 before the first: unused) */
+		int pv_at = lir_data_index(k, OP2(SEL_MAX_I, lir_ref(k, prev), KI(0)), cnt);
+		LirAffine pa = base;
+		lir_term(k, &pa, pv_at, inner);
+		int pv = lir_temp(k, fl ? SORT_V : SORT_I);
+		lir_assign(k, pv, cg_lir_elem(c, k, x, &pa, false));
+		lir_assign(k, best, KI(-1));
+		int e = lir_for(k, 0, cnt, 1);
+		LirAffine ea = base;
+		lir_term(k, &ea, e, inner);
+		int bv_at = lir_data_index(k, OP2(SEL_MAX_I, lir_ref(k, best), KI(0)), cnt);
+		LirAffine ba = base;
+		lir_term(k, &ba, bv_at, inner);
+		LirExpr *v = cg_lir_elem(c, k, x, &ea, false);
+#define BEFORE(a, b) (fl ? OP2(SEL_CMPLT_F, largest ? (b) : (a), largest ? (a) : (b)) \
+			 : OP2(SEL_CMPLT_I, largest ? (b) : (a), largest ? (a) : (b)))
+#define EQUAL(a, b) (fl ? OP2(SEL_CMPEQ_F, (a), (b)) : OP2(SEL_CMPEQ_I, (a), (b)))
+		LirExpr *eligible =
+			OP2(SEL_OR_I, OP2(SEL_CMPLT_I, lir_ref(k, prev), KI(0)),
+			    OP2(SEL_OR_I, BEFORE(lir_ref(k, pv), v),
+				OP2(SEL_AND_I, EQUAL(cg_lir_elem(c, k, x, &ea, false), lir_ref(k, pv)),
+				    OP2(SEL_CMPLT_I, lir_ref(k, prev), IDX(e)))));
+		LirExpr *better = OP2(SEL_OR_I, OP2(SEL_CMPLT_I, lir_ref(k, best), KI(0)),
+				      BEFORE(cg_lir_elem(c, k, x, &ea, false), cg_lir_elem(c, k, x, &ba, false)));
+		/* (NaN: eligible only through prev < 0, never better than a number;
+		 * a NaN first in the row is replaced by the first number) */
+		LirExpr *isnum = fl ? EQUAL(cg_lir_elem(c, k, x, &ea, false), cg_lir_elem(c, k, x, &ea, false)) : KI(1);
+		LirExpr *take = OP2(SEL_AND_I, OP2(SEL_AND_I, eligible, better), isnum);
+		lir_assign(k, best, lir_op(k, SEL_SELECT_I, take, IDX(e), lir_ref(k, best)));
+#undef BEFORE
+#undef EQUAL
+		lir_end(k);
+		/* the pick (position 0 when only NaN was left) */
+		lir_assign(k, prev, OP2(SEL_MAX_I, lir_ref(k, best), KI(0)));
+		int at = lir_data_index(k, lir_ref(k, prev), cnt);
+		LirAffine sa = base, ya = ybase;
+		lir_term(k, &sa, at, inner);
+		lir_term(k, &ya, r, inner);
+		lir_store(k, by, &ya, cg_lir_elem(c, k, x, &sa, false));
+		if (yi)
+			lir_store(k, byi, &ya, lir_ref(k, prev));
+		lir_end(k);
+		if (i >= 0)
+			lir_end(k);
+		if (o >= 0)
+			lir_end(k);
+	}
+	return run(c, k);
+}
+
 bool cg_index_kernel(CG *c, const Node *n)
 {
 	switch (n->op) {
@@ -384,6 +503,8 @@ bool cg_index_kernel(CG *c, const Node *n)
 	case OP_GATHER_ELEMENTS: return k_gather_elements(c, n);
 	case OP_TILE: return k_tile(c, n);
 	case OP_SCATTER_ND: return k_scatter_nd(c, n);
+	case OP_GATHER_ND: return k_gather_nd(c, n);
+	case OP_TOPK: return k_topk(c, n);
 	default: return false;
 	}
 }

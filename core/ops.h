@@ -104,6 +104,9 @@ bool normalize_axis(InferCtx *cx, const char *attr, int64_t axis, int rank, int 
 void transpose_perm(const Node *n, int rank, int *perm);
 /* slice: per operand axis, the first index, the step and the count taken. */
 void slice_params(const Node *n, const Shape *in, int64_t *start, int64_t *step, int64_t *count);
+/* gather_nd's loop counts: batches, index tuples per batch, a tuple's
+ * length k, a slice's elements, data's elements per batch. */
+void gather_nd_dims(const Node *n, int64_t *batches, int64_t *tuples, int *k, int64_t *slice, int64_t *per_batch);
 /* depth_to_space / space_to_depth as a copy over a 6-D index space (n, c,
  * h, i, w, j): the coefficients of the space side [N, C, H b, W b] and of
  * the depth side [N, C b^2, H, W]. */

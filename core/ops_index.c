@@ -588,3 +588,167 @@ bool kernel_scatter_nd(const Node *n, Tensor *const *in, Tensor *const *out, Dia
 	}
 	return true;
 }
+
+/* ---- gather_nd(data, indices): per index tuple indices[..., :] (k
+ * entries), the slice of data there; the first batch_dims axes of both are
+ * shared (one tuple addresses its own batch) ------------------------------------ */
+const AttrSpec gather_nd_attrs[] = {
+	{.name = "batch_dims", .kind = ATTR_INT, .has_default = true, .def_i = 0, .has_range = true, .min = 0, .max = MAX_RANK},
+	{0}};
+
+bool infer_gather_nd(InferCtx *cx)
+{
+	if (!require_dtype(cx, 0, DTMASK_ANY) || !require_dtype(cx, 1, DTMASK_INDEX) || !require_rank(cx, 0, 1, MAX_RANK) ||
+	    !require_rank(cx, 1, 1, MAX_RANK))
+		return false;
+	const Shape *ds = &operand_type(cx, 0)->shape, *is = &operand_type(cx, 1)->shape;
+	int b = (int)attr_i(cx->n, "batch_dims");
+	if (b >= ds->rank || b >= is->rank)
+		return infer_error_at_attr(cx, "batch_dims", "batch_dims %d must be below both ranks (%d, %d)", b, ds->rank,
+					   is->rank);
+	for (int i = 0; i < b; i++)
+		if (ds->dim[i] != is->dim[i])
+			return infer_error_at_operand(cx, 1, "shape mismatch: batch axis %d is %lld in data, %lld in indices", i,
+						      (long long)ds->dim[i], (long long)is->dim[i]);
+	int64_t kk = is->dim[is->rank - 1];
+	if (kk < 1 || kk > ds->rank - b)
+		return infer_error_at_operand(cx, 1, "indices' last axis (%lld) must be in [1, %d], data's rank less batch_dims",
+					      (long long)kk, ds->rank - b);
+	Shape r = {.rank = 0};
+	for (int i = 0; i < is->rank - 1; i++)
+		r.dim[r.rank++] = is->dim[i];
+	for (int i = b + (int)kk; i < ds->rank; i++) {
+		if (r.rank == MAX_RANK)
+			return infer_error(cx, "the result would have rank %d, above the maximum %d",
+					   is->rank - 1 + ds->rank - b - (int)kk, MAX_RANK);
+		r.dim[r.rank++] = ds->dim[i];
+	}
+	set_result(cx, 0, operand_type(cx, 0)->dtype, &r);
+	return true;
+}
+
+/* The counts gather_nd's loops take: batches, tuples per batch, the
+ * tuple's length k, the elements of a slice, and data's elements per batch. */
+void gather_nd_dims(const Node *n, int64_t *batches, int64_t *tuples, int *k, int64_t *slice, int64_t *per_batch)
+{
+	const Shape *ds = &n->in[0]->type.shape, *is = &n->in[1]->type.shape;
+	int b = (int)attr_i(n, "batch_dims");
+	*k = (int)is->dim[is->rank - 1];
+	*batches = 1, *tuples = 1, *slice = 1, *per_batch = 1;
+	for (int i = 0; i < b; i++)
+		*batches *= ds->dim[i];
+	for (int i = b; i < is->rank - 1; i++)
+		*tuples *= is->dim[i];
+	for (int i = b + *k; i < ds->rank; i++)
+		*slice *= ds->dim[i];
+	for (int i = b; i < ds->rank; i++)
+		*per_batch *= ds->dim[i];
+}
+
+bool kernel_gather_nd(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	const Shape *ds = &in[0]->type.shape;
+	int b = (int)attr_i(n, "batch_dims"), kk;
+	int64_t batches, tuples, slice, per_batch, st[MAX_RANK];
+	gather_nd_dims(n, &batches, &tuples, &kk, &slice, &per_batch);
+	shape_strides(ds, st);
+	size_t es = dtype_size(in[0]->type.dtype);
+	for (int64_t bt = 0; bt < batches; bt++)
+		for (int64_t t = 0; t < tuples; t++) {
+			int64_t j = bt * tuples + t, off = bt * per_batch;
+			for (int c = 0; c < kk; c++) {
+				int64_t x = tensor_get_i(in[1], j * kk + c), dim = ds->dim[b + c];
+				if (x < -dim || x >= dim)
+					return kernel_error(d, n, "index %lld is out of range [%lld, %lld] for axis %d", (long long)x,
+							    (long long)-dim, (long long)dim - 1, b + c);
+				off += (x < 0 ? x + dim : x) * st[b + c];
+			}
+			memcpy((char *)out[0]->data + (size_t)(j * slice) * es, (const char *)in[0]->data + (size_t)off * es,
+			       (size_t)slice * es);
+		}
+	return true;
+}
+
+/* ---- topk(x): the k largest (largest = 1) or smallest along axis, in
+ * that order (sorted = 0 gives the same order), ties to the lower
+ * position; result 2 their positions (i64) ------------------------------------- */
+const AttrSpec topk_attrs[] = {
+	{.name = "k", .kind = ATTR_INT, .required = true, .has_range = true, .min = 0, .max = INT64_MAX},
+	{.name = "axis", .kind = ATTR_INT, .has_default = true, .def_i = -1},
+	{.name = "largest", .kind = ATTR_INT, .has_default = true, .def_i = 1, .has_range = true, .min = 0, .max = 1},
+	{.name = "sorted", .kind = ATTR_INT, .has_default = true, .def_i = 1, .has_range = true, .min = 0, .max = 1},
+	{0}};
+
+bool infer_topk(InferCtx *cx)
+{
+	if (!require_dtype(cx, 0, DTMASK_NUM) || !require_rank(cx, 0, 1, MAX_RANK))
+		return false;
+	const Shape *s = &operand_type(cx, 0)->shape;
+	int ax;
+	if (!normalize_axis(cx, "axis", attr_i(cx->n, "axis"), s->rank, &ax))
+		return false;
+	int64_t k = attr_i(cx->n, "k");
+	if (k > s->dim[ax])
+		return infer_error_at_attr(cx, "k", "k = %lld is more than axis %d's %lld elements", (long long)k, ax,
+					   (long long)s->dim[ax]);
+	Shape r = *s;
+	r.dim[ax] = k;
+	set_result(cx, 0, operand_type(cx, 0)->dtype, &r);
+	if (cx->n->nout > 1)
+		set_result(cx, 1, DT_I64, &r);
+	return true;
+}
+
+/* Is x at position p before y at q in topk's order? */
+static bool topk_before(double x, int64_t p, double y, int64_t q, bool largest)
+{
+	if (x != y)
+		return largest ? x > y : x < y;
+	return p < q;
+}
+
+bool kernel_topk(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	(void)d;
+	const Shape *s = &in[0]->type.shape;
+	int ax = (int)(attr_i(n, "axis") < 0 ? attr_i(n, "axis") + s->rank : attr_i(n, "axis"));
+	int64_t outer = 1, cnt = s->dim[ax], inner = 1, k = attr_i(n, "k");
+	for (int i = 0; i < ax; i++)
+		outer *= s->dim[i];
+	for (int i = ax + 1; i < s->rank; i++)
+		inner *= s->dim[i];
+	bool largest = attr_i(n, "largest") != 0;
+	int64_t *pick = xcalloc((size_t)(k ? k : 1), sizeof *pick);
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++) {
+			int64_t base = o * cnt * inner + i;
+			/* insertion into the k best so far */
+			int64_t m = 0;
+			for (int64_t e = 0; e < cnt; e++) {
+				double v = tensor_get_f(in[0], base + e * inner);
+				if (v != v)
+					continue; /* (NaN is never picked) */
+				int64_t at = m;
+				while (at > 0 && topk_before(v, e, tensor_get_f(in[0], base + pick[at - 1] * inner), pick[at - 1], largest))
+					at--;
+				if (at >= k)
+					continue;
+				for (int64_t q = (m < k ? m : k - 1); q > at; q--)
+					pick[q] = pick[q - 1];
+				pick[at] = e;
+				if (m < k)
+					m++;
+			}
+			for (int64_t r = 0; r < k; r++) {
+				int64_t p = r < m ? pick[r] : 0, oi = o * k * inner + r * inner + i;
+				if (in[0]->type.dtype == DT_F32)
+					f32(out[0])[oi] = f32(in[0])[base + p * inner];
+				else
+					tensor_set_i(out[0], oi, tensor_get_i(in[0], base + p * inner));
+				if (n->nout > 1)
+					tensor_set_i(out[1], oi, p);
+			}
+		}
+	free(pick);
+	return true;
+}

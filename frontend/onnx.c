@@ -735,6 +735,7 @@ static const OpMap op_map[] = {
 	{"Hardmax", OP_HARDMAX, -1}, {"Trilu", OP_TRILU, 1}, {"GatherElements", OP_GATHER_ELEMENTS, -1},
 	{"Tile", OP_TILE, 1}, {"OneHot", OP_ONE_HOT, -1}, {"EyeLike", OP_EYE_LIKE, -1},
 	{"DepthToSpace", OP_DEPTH_TO_SPACE, -1}, {"SpaceToDepth", OP_SPACE_TO_DEPTH, -1},
+	{"GatherND", OP_GATHER_ND, -1}, {"TopK", OP_TOPK, 1},
 };
 
 /* A node of np's results: result i named after np's output i (absent or
@@ -1332,6 +1333,19 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		break;
 	case OP_TILE:
 		ints_operand(im, np, 1, n, "repeats");
+		break;
+	case OP_TOPK:
+		if (im->opset >= 10) { /* k: input 2, one value */
+			int cnt;
+			int64_t *kv = (nm = input_name(np, 1)) ? const_ints(im, nm, &cnt, "k") : NULL;
+			if (!nm)
+				fail(im, "its k (input 2) is missing");
+			else if (kv && cnt == 1)
+				node_set_int(n, "k", kv[0]);
+			else if (kv)
+				fail(im, "its k ('%s') has %d values, not one", Q(im, nm), cnt);
+			free(kv);
+		}
 		break;
 	case OP_ONE_HOT:
 		node_set_int(n, "depth", onehot_depth);

@@ -19,6 +19,8 @@
  *   LRN                x / (bias + alpha * avg) ** beta, where avg is the
  *                      mean of x^2 over the channel window: an `avgpool`
  *                      that counts the padding, over [N, 1, C, rest].
+ *   ScatterElements    `scatter_nd` with full coordinates: a constant grid of
+ *                      the positions plus the indices along axis.
  *   Dropout, training  x times a constant: the mask drawn when compiling
  *                      from the seed, as the ONNX reference draws it
  *                      (numpy's legacy MT19937 generator: uniform [0, 1)
@@ -897,6 +899,78 @@ static bool import_lrn(Imp *im, const Onnx__NodeProto *np)
 	return f && last_binary(im, np, OP_MUL, x, f);
 }
 
+/* ---- ScatterElements ------------------------------------------------------------------ */
+/* scatter_nd with full coordinates: position p of indices addresses data
+ * at p with axis `axis` replaced by indices[p]; the coordinates are a
+ * constant grid of the other axes plus indices times the axis's unit
+ * vector, [..., rank]. */
+static bool import_scatter_elements(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = operand(im, np, 0, "data"), *idx = x ? operand(im, np, 1, "indices") : NULL,
+	      *upd = idx ? operand(im, np, 2, "updates") : NULL;
+	if (!upd)
+		return false;
+	const Shape *ds = &x->type.shape, *is = &idx->type.shape;
+	int rank = ds->rank;
+	if (rank < 1 || rank >= MAX_RANK || is->rank != rank || (idx->type.dtype != DT_I64 && idx->type.dtype != DT_I32)) {
+		imp_fail(im, "its indices must be i32 or i64 of data's rank (1 to %d)", MAX_RANK - 1);
+		return false;
+	}
+	int64_t axis = attr_int(np, "axis", 0);
+	if (axis < -rank || axis >= rank) {
+		imp_fail(im, "axis %" PRId64 " is out of range for rank %d", axis, rank);
+		return false;
+	}
+	if (axis < 0)
+		axis += rank;
+	for (int d = 0; d < rank; d++)
+		if (d != axis && is->dim[d] > ds->dim[d]) {
+			imp_fail(im, "indices' axis %d (%" PRId64 ") is longer than data's (%" PRId64 ")", d, is->dim[d], ds->dim[d]);
+			return false;
+		}
+	char buf[16];
+	const char *red = attr_string(np, "reduction", "none", buf, sizeof buf);
+	if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul") && strcmp(red, "max") && strcmp(red, "min")) {
+		imp_fail(im, "attribute 'reduction' = \"%s\" is not one of none, add, mul, max, min", imp_q(im, red));
+		return false;
+	}
+	Shape gs = *is;
+	gs.dim[gs.rank++] = rank;
+	int64_t n = shape_numel(is);
+	Tensor *grid = tensor_new(DT_I64, &gs);
+	int64_t pos[MAX_RANK] = {0};
+	for (int64_t e = 0; e < n; e++) {
+		for (int d = 0; d < rank; d++)
+			((int64_t *)grid->data)[e * rank + d] = d == axis ? 0 : pos[d];
+		for (int d = rank - 1; d >= 0 && ++pos[d] == is->dim[d]; d--)
+			pos[d] = 0;
+	}
+	Shape us = {1, {rank}};
+	Tensor *unit = tensor_new(DT_I64, &us);
+	((int64_t *)unit->data)[axis] = 1;
+	Value *gv = imp_const(im, np, "grid", grid);
+	Value *uv = gv ? imp_const(im, np, "unit", unit) : (tensor_free(unit), NULL);
+	Value *iv = idx;
+	if (uv && idx->type.dtype != DT_I64) {
+		Node *cn = imp_step(im, np, OP_CAST, &iv, 1, "i64");
+		if (cn)
+			node_set_dtype(cn, "to", DT_I64);
+		iv = imp_done(im, cn);
+	}
+	int64_t last = rank;
+	Node *un = uv && iv ? imp_step(im, np, OP_UNSQUEEZE, &iv, 1, "column") : NULL;
+	if (un)
+		node_set_ints(un, "axes", &last, 1);
+	Value *col = imp_done(im, un);
+	Value *along = col ? binary(im, np, OP_MUL, col, uv, "along") : NULL;
+	Value *coords = along ? binary(im, np, OP_ADD, along, gv, "coords") : NULL;
+	Value *in[3] = {x, coords, upd};
+	Node *sn = coords ? imp_step(im, np, OP_SCATTER_ND, in, 3, NULL) : NULL;
+	if (sn)
+		node_set_string(sn, "reduction", red);
+	return imp_finish(im, sn, np);
+}
+
 /* ---- training-mode Dropout ---------------------------------------------------------- */
 /* MT19937 (Matsumoto and Nishimura), seeded as numpy's RandomState(seed). */
 typedef struct {
@@ -1032,6 +1106,8 @@ bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 		*ok = import_mvn(im, np);
 	else if (strcmp(op, "LRN") == 0)
 		*ok = import_lrn(im, np);
+	else if (strcmp(op, "ScatterElements") == 0 || strcmp(op, "Scatter") == 0)
+		*ok = import_scatter_elements(im, np);
 	else
 		return false;
 	return true;

@@ -689,6 +689,11 @@ static Rg result_range(Gen *G, const GN *c, int k, const TensorType *out)
 		return (Rg){0, m};
 	}
 	case OP_TRILU: return rhull(ra, (Rg){0, 0});
+	case OP_TOPK: {
+		int r = a->t.shape.rank;
+		int64_t ax = cattr_i(c, "axis", -1);
+		return k == 0 ? ra : (Rg){0, (double)a->t.shape.dim[ax < 0 ? ax + r : ax]};
+	}
 	case OP_ONE_HOT: return rb;
 	case OP_MOD: return rsym(rmag(rb));
 	case OP_SCATTER_ND: return rhull(ra, G->v[c->in[2]].r);
@@ -2153,6 +2158,57 @@ static bool gen_gather_elements(Gen *G, OpKind op, GN *c)
 	return true;
 }
 
+/* gather_nd: tuples of k indices (in range for every axis they address),
+ * sometimes batch_dims shared axes (the indices' leading ones equal) */
+static bool gen_gather_nd(Gen *G, OpKind op, GN *c)
+{
+	(void)op;
+	int x = get_operand(G, (Want){.dtmask = move_mask(G), .rmin = 1, .rmax = 4, .nonempty = true});
+	const Shape *xs = &G->v[x].t.shape;
+	int r = xs->rank;
+	int b = r > 1 && chance(G, 0.3) ? 1 : 0;
+	int kk = (int)rint_in(G, 1, r - b);
+	int64_t lo = xs->dim[b];
+	for (int i = b; i < b + kk; i++)
+		lo = lo < xs->dim[i] ? lo : xs->dim[i];
+	Shape is = {0};
+	for (int i = 0; i < b; i++)
+		is.dim[is.rank++] = xs->dim[i];
+	int extra = (int)rint_in(G, 0, 2);
+	for (int i = 0; i < extra && is.rank + 1 + r - b - kk <= 4; i++)
+		is.dim[is.rank++] = rint_in(G, 1, 4);
+	is.dim[is.rank++] = kk;
+	DType it = chance(G, 0.6) ? DT_I64 : DT_I32;
+	int idx = new_const(G, it, &is, chance(G, 0.3) ? -lo : 0, lo - 1);
+	if (idx < 0)
+		return false;
+	c->in[c->nin++] = x;
+	c->in[c->nin++] = idx;
+	if (b || chance(G, 0.2))
+		set_i(c, "batch_dims", b);
+	return true;
+}
+
+/* topk: k from 0 to the axis's length, largest or smallest, values and
+ * positions */
+static bool gen_topk(Gen *G, OpKind op, GN *c)
+{
+	(void)op;
+	int x = get_operand(G, (Want){.dtmask = DTMASK_NUM, .rmin = 1, .rmax = 4, .nonempty = true});
+	const Shape *xs = &G->v[x].t.shape;
+	int r = xs->rank;
+	int64_t axis = rint_in(G, -r, r - 1);
+	int an = (int)(axis < 0 ? axis + r : axis);
+	c->in[c->nin++] = x;
+	set_i(c, "k", rint_in(G, chance(G, 0.1) ? 0 : 1, xs->dim[an]));
+	if (axis != -1 || chance(G, 0.3))
+		set_i(c, "axis", axis);
+	if (chance(G, 0.5))
+		set_i(c, "largest", rint_in(G, 0, 1));
+	c->nout = 2;
+	return true;
+}
+
 /* one_hot: indices in [-depth, depth), values [off, on] */
 static bool gen_one_hot(Gen *G, OpKind op, GN *c)
 {
@@ -2273,6 +2329,8 @@ static GenFn family(OpKind op)
 	case OP_ARGMAX: case OP_ARGMIN: case OP_HARDMAX: return gen_arg;
 	case OP_TRILU: return gen_trilu;
 	case OP_GATHER_ELEMENTS: return gen_gather_elements;
+	case OP_GATHER_ND: return gen_gather_nd;
+	case OP_TOPK: return gen_topk;
 	case OP_TILE: return gen_tile;
 	case OP_ONE_HOT: return gen_one_hot;
 	case OP_EYE_LIKE: return gen_eye_like;
