@@ -663,6 +663,107 @@ static LirExpr *scalar_cast(LirKernel *k, DType from, DType to, LirExpr *x)
 	return fl ? lir_op(k, SEL_CVTT_F_I, x, NULL, NULL) : x;
 }
 
+/* Integer a ** e, wrapping: binary exponentiation over e's bits (31 for
+ * an i32 exponent, 63 for i64), unrolled; a negative e gives 1 for a = 1,
+ * +-1 by parity for a = -1, else 0 (1 / a^|e| truncated). */
+static LirExpr *scalar_ipow(LirKernel *k, LirExpr *a, LirExpr *e, int bits)
+{
+	int ta = lir_temp(k, SORT_I), te = lir_temp(k, SORT_I), tb = lir_temp(k, SORT_I), tr = lir_temp(k, SORT_I);
+	lir_assign(k, ta, a);
+	lir_assign(k, te, e);
+	lir_assign(k, tb, lir_ref(k, ta));
+	lir_assign(k, tr, lir_consti(k, 1));
+	for (int i = 0; i < bits; i++) {
+		LirExpr *off = OP2(SEL_CMPEQ_I, OP2(SEL_AND_I, lir_ref(k, te), lir_consti(k, (int64_t)1 << i)), lir_consti(k, 0));
+		lir_assign(k, tr, lir_op(k, SEL_SELECT_I, off, lir_ref(k, tr), OP2(SEL_MUL_I, lir_ref(k, tr), lir_ref(k, tb))));
+		if (i + 1 < bits)
+			lir_assign(k, tb, OP2(SEL_MUL_I, lir_ref(k, tb), lir_ref(k, tb)));
+	}
+	/* e < 0: a = 1 -> 1, a = -1 -> 1 - 2 (e & 1), else 0 */
+	LirExpr *odd = OP2(SEL_AND_I, lir_ref(k, te), lir_consti(k, 1));
+	LirExpr *neg = lir_op(k, SEL_SELECT_I, OP2(SEL_CMPEQ_I, lir_ref(k, ta), lir_consti(k, 1)), lir_consti(k, 1),
+			      lir_op(k, SEL_SELECT_I, OP2(SEL_CMPEQ_I, lir_ref(k, ta), lir_consti(k, -1)),
+				     OP2(SEL_SUB_I, lir_consti(k, 1), OP2(SEL_MUL_I, odd, lir_consti(k, 2))), lir_consti(k, 0)));
+	return lir_op(k, SEL_SELECT_I, OP2(SEL_CMPLT_I, lir_ref(k, te), lir_consti(k, 0)), neg, lir_ref(k, tr));
+}
+
+/* Integer a mod b (the divisor's sign; fmod: the dividend's), without a
+ * divide instruction: the quotient estimated through f32 (24 bits right
+ * per step: q += trunc(f32(a - q b) / f32(b)), four steps reach +-1 of
+ * the truncated quotient for any i64), the remainder then moved into
+ * (-|b|, |b|) with the dividend's sign.  b = 0 gives 0 (the reference
+ * stops with an error). */
+static LirExpr *scalar_imod(LirKernel *k, LirExpr *a, LirExpr *b, bool fmod)
+{
+	int ta = lir_temp(k, SORT_I), tb = lir_temp(k, SORT_I), tq = lir_temp(k, SORT_I), tr = lir_temp(k, SORT_I),
+	    tm = lir_temp(k, SORT_I), tz = lir_temp(k, SORT_I);
+	lir_assign(k, ta, a);
+	lir_assign(k, tb, b);
+	/* b = 0 divides as 1 (the result is replaced by 0 at the end) */
+	lir_assign(k, tz, OP2(SEL_CMPEQ_I, lir_ref(k, tb), lir_consti(k, 0)));
+	lir_assign(k, tb, lir_op(k, SEL_SELECT_I, lir_ref(k, tz), lir_consti(k, 1), lir_ref(k, tb)));
+	lir_assign(k, tq, lir_consti(k, 0));
+	lir_assign(k, tr, lir_ref(k, ta));
+	for (int step = 0; step < 4; step++) {
+		LirExpr *est = lir_op(k, SEL_CVTT_F_I,
+				      OP2(SEL_DIV_V, lir_op(k, SEL_CVT_I_F, lir_ref(k, tr), NULL, NULL),
+					  lir_op(k, SEL_CVT_I_F, lir_ref(k, tb), NULL, NULL)),
+				      NULL, NULL);
+		lir_assign(k, tq, OP2(SEL_ADD_I, lir_ref(k, tq), est));
+		lir_assign(k, tr, OP2(SEL_SUB_I, lir_ref(k, ta), OP2(SEL_MUL_I, lir_ref(k, tq), lir_ref(k, tb))));
+	}
+	/* |b|, then r into [0, |b|) for a >= 0 or (-|b|, 0] for a < 0 */
+	lir_assign(k, tm, lir_op(k, SEL_SELECT_I, OP2(SEL_CMPLT_I, lir_ref(k, tb), lir_consti(k, 0)),
+				 OP2(SEL_SUB_I, lir_consti(k, 0), lir_ref(k, tb)), lir_ref(k, tb)));
+	for (int pass = 0; pass < 2; pass++) {
+		LirExpr *aneg = OP2(SEL_CMPLT_I, lir_ref(k, ta), lir_consti(k, 0));
+		/* a >= 0: r < 0 -> + |b|; r >= |b| -> - |b| */
+		LirExpr *lo = OP2(SEL_CMPLT_I, lir_ref(k, tr), lir_consti(k, 0));
+		LirExpr *hi = OP2(SEL_XOR_I, OP2(SEL_CMPLT_I, lir_ref(k, tr), lir_ref(k, tm)), lir_consti(k, 1));
+		LirExpr *pos_fix = lir_op(k, SEL_SELECT_I, lo, lir_ref(k, tm),
+					  lir_op(k, SEL_SELECT_I, hi, OP2(SEL_SUB_I, lir_consti(k, 0), lir_ref(k, tm)),
+						 lir_consti(k, 0)));
+		/* a < 0: r > 0 -> - |b|; r <= -|b| -> + |b| */
+		LirExpr *gt = OP2(SEL_CMPLT_I, lir_consti(k, 0), lir_ref(k, tr));
+		LirExpr *le = OP2(SEL_XOR_I, OP2(SEL_CMPLT_I, OP2(SEL_SUB_I, lir_consti(k, 0), lir_ref(k, tm)), lir_ref(k, tr)),
+				  lir_consti(k, 1));
+		LirExpr *neg_fix = lir_op(k, SEL_SELECT_I, gt, OP2(SEL_SUB_I, lir_consti(k, 0), lir_ref(k, tm)),
+					  lir_op(k, SEL_SELECT_I, le, lir_ref(k, tm), lir_consti(k, 0)));
+		lir_assign(k, tr, OP2(SEL_ADD_I, lir_ref(k, tr), lir_op(k, SEL_SELECT_I, aneg, neg_fix, pos_fix)));
+	}
+	if (!fmod) { /* the divisor's sign: r != 0 with the other sign -> + b */
+		LirExpr *nz = OP2(SEL_XOR_I, OP2(SEL_CMPEQ_I, lir_ref(k, tr), lir_consti(k, 0)), lir_consti(k, 1));
+		LirExpr *differ = OP2(SEL_XOR_I, OP2(SEL_CMPLT_I, lir_ref(k, tr), lir_consti(k, 0)),
+				      OP2(SEL_CMPLT_I, lir_ref(k, tb), lir_consti(k, 0)));
+		lir_assign(k, tr, OP2(SEL_ADD_I, lir_ref(k, tr),
+				      lir_op(k, SEL_SELECT_I, OP2(SEL_AND_I, nz, differ), lir_ref(k, tb), lir_consti(k, 0))));
+	}
+	return lir_op(k, SEL_SELECT_I, lir_ref(k, tz), lir_consti(k, 0), lir_ref(k, tr));
+}
+
+/* f32 fmod(a, b): r = a - trunc(a / b) b by one fma (exact when the
+ * quotient is right: fmod's result is representable), then moved by |b|
+ * into the dividend's side of zero, |r| < |b|.  The quotient is right to
+ * +-1 while |a / b| < 2^24; beyond, f32's quotient has lost the integer
+ * (x86's fprem reduces in steps; gdcc does not yet). */
+static LirExpr *scalar_fmod(LirKernel *k, LirExpr *a, LirExpr *b)
+{
+	int ta = lir_temp(k, SORT_V), tb = lir_temp(k, SORT_V), tr = lir_temp(k, SORT_V), tm = lir_temp(k, SORT_V);
+	lir_assign(k, ta, a);
+	lir_assign(k, tb, b);
+	LirExpr *q = lir_op(k, SEL_CVT_I_F, lir_op(k, SEL_CVTT_F_I, OP2(SEL_DIV_V, lir_ref(k, ta), lir_ref(k, tb)), NULL, NULL),
+			    NULL, NULL);
+	lir_assign(k, tr, lir_op(k, SEL_FMA_V, lir_op(k, SEL_NEG_V, q, NULL, NULL), lir_ref(k, tb), lir_ref(k, ta)));
+	lir_assign(k, tm, lir_op(k, SEL_ABS_V, lir_ref(k, tb), NULL, NULL));
+	/* a >= 0 and r < 0: + |b|; a < 0 and r > 0: - |b| (as 0.0 / 1.0 times |b|) */
+	LirExpr *up = OP2(SEL_AND_I, OP2(SEL_CMPLE_F, lir_constf(k, 0.0), lir_ref(k, ta)),
+			  OP2(SEL_CMPLT_F, lir_ref(k, tr), lir_constf(k, 0.0)));
+	LirExpr *down = OP2(SEL_AND_I, OP2(SEL_CMPLT_F, lir_ref(k, ta), lir_constf(k, 0.0)),
+			    OP2(SEL_CMPLT_F, lir_constf(k, 0.0), lir_ref(k, tr)));
+	LirExpr *steps = lir_op(k, SEL_CVT_I_F, OP2(SEL_SUB_I, up, down), NULL, NULL);
+	return lir_op(k, SEL_FMA_V, steps, lir_ref(k, tm), lir_ref(k, tr));
+}
+
 bool cg_scalar_kernel(CG *c, const Node *n)
 {
 	const unsigned ok_dt = 1u << DT_F32 | 1u << DT_I32 | 1u << DT_I64 | 1u << DT_BOOL;
@@ -675,6 +776,11 @@ bool cg_scalar_kernel(CG *c, const Node *n)
 	switch (n->op) {
 	case OP_EQUAL: case OP_LESS: case OP_LESS_EQUAL: case OP_GREATER: case OP_GREATER_EQUAL:
 	case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_WHERE: case OP_CAST: case OP_ISNAN: case OP_ISINF:
+	case OP_MOD:
+		break;
+	case OP_POW:
+		if (y->type.dtype == DT_F32)
+			return false; /* (f32: expand(pow_exp_log)) */
 		break;
 	default:
 		return false;
@@ -726,6 +832,10 @@ bool cg_scalar_kernel(CG *c, const Node *n)
 			e = lir_consti(k, 0);
 		break;
 	}
+	case OP_POW: e = scalar_ipow(k, x[0], x[1], n->in[1]->type.dtype == DT_I32 ? 31 : 63); break;
+	case OP_MOD:
+		e = dt == DT_F32 ? scalar_fmod(k, x[0], x[1]) : scalar_imod(k, x[0], x[1], attr_i(n, "fmod") != 0);
+		break;
 	default: e = scalar_compare(k, n->op, dt == DT_F32, x[0], x[1]); break;
 	}
 #undef OP2

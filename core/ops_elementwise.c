@@ -172,9 +172,13 @@ bool kernel_div(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
  * pow: f32 base, f32 / i32 / i64 exponent; result has the base's dtype
  * ====================================================================== */
 
+/* An f32 base takes any exponent; an integer base an integer one (the
+ * importer rewrites an integer base with an f32 exponent). */
 bool infer_pow(InferCtx *cx)
 {
-	if (!require_dtype(cx, 0, DTMASK_FLOAT) || !require_dtype(cx, 1, DTMASK_NUM))
+	if (!require_dtype(cx, 0, DTMASK_NUM) || !require_dtype(cx, 1, DTMASK_NUM))
+		return false;
+	if (operand_type(cx, 0)->dtype != DT_F32 && !require_dtype(cx, 1, DTMASK_INDEX))
 		return false;
 	Shape r;
 	if (!shape_broadcast(&operand_type(cx, 0)->shape, &operand_type(cx, 1)->shape, &r))
@@ -193,6 +197,21 @@ bool kernel_pow(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
 	broadcast_strides(&in[1]->type.shape, os, sb);
 	int64_t total = shape_numel(os);
 	bool int_exp = in[1]->type.dtype != DT_F32;
+	if (out[0]->type.dtype != DT_F32) { /* integers: exact, wrapping */
+		for (int64_t i = 0; i < total; i++, index_next(os, idx)) {
+			int64_t a = tensor_get_i(in[0], bc_off(idx, sa, os->rank)), e = tensor_get_i(in[1], bc_off(idx, sb, os->rank));
+			uint64_t r = 1, b = (uint64_t)a;
+			if (e < 0) {
+				r = a == 1 ? 1 : a == -1 ? (e & 1 ? (uint64_t)-1 : 1) : 0;
+			} else {
+				for (uint64_t u = (uint64_t)e; u; u >>= 1, b *= b)
+					if (u & 1)
+						r *= b;
+			}
+			tensor_set_i(out[0], i, (int64_t)r);
+		}
+		return true;
+	}
 	for (int64_t i = 0; i < total; i++, index_next(os, idx)) {
 		double a = tensor_get_f(in[0], bc_off(idx, sa, os->rank));
 		int64_t ib = bc_off(idx, sb, os->rank);

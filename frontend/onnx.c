@@ -1200,10 +1200,6 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 			nin = 2;
 		}
 	}
-	if (ok && m->op == OP_POW && nin == 2 && in[0]->type.dtype != DT_F32) {
-		fail(im, "a base of %s is not supported (gdcc's pow takes an f32 base)", dtype_name(in[0]->type.dtype));
-		ok = false;
-	}
 	if (ok && (m->op == OP_SOFTMAX || m->op == OP_LOGSOFTMAX || m->op == OP_HARDMAX) && im->opset < 13) {
 		ok = old_softmax(im, np, m->op, in[0]);
 		free(in);

@@ -21,6 +21,9 @@
  *                      that counts the padding, over [N, 1, C, rest].
  *   ScatterElements    `scatter_nd` with full coordinates: a constant grid of
  *                      the positions plus the indices along axis.
+ *   Pow                an integer base with an f32 exponent: where the exponent
+ *                      is whole, the exact integer `pow` of its cast; else the
+ *                      f32 `pow` truncated.
  *   Dropout, training  x times a constant: the mask drawn when compiling
  *                      from the seed, as the ONNX reference draws it
  *                      (numpy's legacy MT19937 generator: uniform [0, 1)
@@ -971,6 +974,44 @@ static bool import_scatter_elements(Imp *im, const Onnx__NodeProto *np)
 	return imp_finish(im, sn, np);
 }
 
+/* ---- Pow of an integer base with an f32 exponent ------------------------------------ */
+/* The result is the base's type: where the exponent is a whole number,
+ * gdcc's exact integer pow (base ** cast(exponent)); elsewhere the f32 pow
+ * truncated (numpy's (int)pow(double, double)). */
+static bool is_int_pow(Imp *im, const Onnx__NodeProto *np)
+{
+	const char *a = imp_input_name(np, 0), *b = imp_input_name(np, 1);
+	if (np->n_input != 2 || !a || !b)
+		return false;
+	Value *x = imp_value(im, a, "base"), *y = x ? imp_value(im, b, "exponent") : NULL;
+	return y && dtype_is_int(x->type.dtype) && y->type.dtype == DT_F32;
+}
+
+static Value *cast_to(Imp *im, const Onnx__NodeProto *np, Value *x, DType to, const char *what)
+{
+	Node *n = imp_step(im, np, OP_CAST, &x, 1, what);
+	if (n)
+		node_set_dtype(n, "to", to);
+	return imp_done(im, n);
+}
+
+static bool import_int_pow(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = operand(im, np, 0, "base"), *y = x ? operand(im, np, 1, "exponent") : NULL;
+	if (!y)
+		return false;
+	DType dt = x->type.dtype;
+	Value *yi = cast_to(im, np, y, dt, "whole_exponent");
+	Value *pi = yi ? binary(im, np, OP_POW, x, yi, "exact") : NULL;
+	Value *xf = pi ? cast_to(im, np, x, DT_F32, "f32_base") : NULL;
+	Value *pf = xf ? binary(im, np, OP_POW, xf, y, "f32_pow") : NULL;
+	Value *ci = pf ? cast_to(im, np, pf, dt, "truncated") : NULL;
+	Value *fl = ci ? unary(im, np, OP_FLOOR, y, "floor") : NULL;
+	Value *whole = fl ? binary(im, np, OP_EQUAL, y, fl, "whole") : NULL;
+	Value *in[3] = {whole, pi, ci};
+	return whole && imp_finish(im, imp_step(im, np, OP_WHERE, in, 3, NULL), np);
+}
+
 /* ---- training-mode Dropout ---------------------------------------------------------- */
 /* MT19937 (Matsumoto and Nishimura), seeded as numpy's RandomState(seed). */
 typedef struct {
@@ -1106,6 +1147,8 @@ bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 		*ok = import_mvn(im, np);
 	else if (strcmp(op, "LRN") == 0)
 		*ok = import_lrn(im, np);
+	else if (strcmp(op, "Pow") == 0 && is_int_pow(im, np))
+		*ok = import_int_pow(im, np);
 	else if (strcmp(op, "ScatterElements") == 0 || strcmp(op, "Scatter") == 0)
 		*ok = import_scatter_elements(im, np);
 	else

@@ -324,6 +324,16 @@ Test(elementwise, pow_negative_base)
 	check_f32(BINARY_MODEL("pow", "f32[2]", "i32[2]"), 2, c, 1, DIMS(2), F32S(-27, 2.25f), 1e-6, 0);
 }
 
+Test(elementwise, pow_integers)
+{
+	/* exact, wrapping: 3^4 = 81, (-2)^3 = -8, 7^0 = 1, 2^-1 truncates to 0,
+	 * (-1)^-3 = -1, 1^-5 = 1, 2^64 wraps to 0, 3^40 = 12157665459056928801
+	 * wraps to 12157665459056928801 - 2^64 */
+	Tensor *in[] = {t_i64(1, DIMS(8), I64S(3, -2, 7, 2, -1, 1, 2, 3)), t_i64(1, DIMS(8), I64S(4, 3, 0, -1, -3, -5, 64, 40))};
+	check_i64(BINARY_MODEL("pow", "i64[8]", "i64[8]"), 2, in, 1, DIMS(8),
+		  I64S(81, -8, 1, 0, -1, 1, 0, -6289078614652622815LL));
+}
+
 Test(elementwise, pow_broadcast)
 {
 	/* [2,3] ^ scalar 2 */
@@ -1037,8 +1047,10 @@ Test(elementwise, reject_dtype_mismatch)
 			   (TensorType[]){t_type(DT_I32, 1, DIMS(3)), t_type(DT_I32, 1, DIMS(3)),
 					  t_type(DT_I64, 1, DIMS(3))},
 			   1, "sum: dtype mismatch: operand 1 ('x0') is i32 but operand 3 ('x2') is i64");
-	check_verify_fails(OP_POW, 2, (TensorType[]){t_type(DT_I64, 1, DIMS(3)), t_type(DT_I64, 1, DIMS(3))}, 1,
-			   "pow: dtype mismatch: operand 1 ('x0') is i64, expected f32");
+	check_verify_fails(OP_POW, 2, (TensorType[]){t_type(DT_I64, 1, DIMS(3)), t_type(DT_F32, 1, DIMS(3))}, 1,
+			   "pow: dtype mismatch: operand 2 ('x1') is f32, expected i32, i64");
+	check_verify_fails(OP_POW, 2, (TensorType[]){t_type(DT_BOOL, 1, DIMS(3)), t_type(DT_I64, 1, DIMS(3))}, 1,
+			   "pow: dtype mismatch: operand 1 ('x0') is bool, expected f32, i32, i64");
 	check_verify_fails(OP_EXP, 1, (TensorType[]){t_type(DT_I64, 1, DIMS(3))}, 1,
 			   "exp: dtype mismatch: operand 1 ('x0') is i64, expected f32");
 	check_verify_fails(OP_NEG, 1, (TensorType[]){t_type(DT_BOOL, 1, DIMS(3))}, 1, "neg: dtype mismatch");
