@@ -491,6 +491,99 @@ static bool k_topk(CG *c, const Node *n)
 	return run(c, k);
 }
 
+/* maxpool_argmax: per window, the first maximum's position.  Taps outside
+ * x are read at a clamped position and never taken; the best so far is
+ * kept as its position (and its plane offset, to read its value back).
+ * NaN is never taken; a window of NaN only gives its first position. */
+static bool k_maxpool_argmax(CG *c, const Node *n)
+{
+	const Value *x = n->in[0], *y = n->out[0];
+	if (c->ret < 0)
+		return false;
+	enum { S = 3 };
+	int64_t in[S], kw[S], st[S], dl[S], pb[S], out[S];
+	pool_window(n, in, kw, st, dl, pb, out);
+	bool colmajor = attr_i(n, "storage_order") != 0;
+	const Shape *xs = &x->type.shape;
+	int64_t planes = xs->dim[0] * xs->dim[1], plane = in[0] * in[1] * in[2];
+	LirKernel *k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: maxpool_argmax", y->name);
+	int by = cg_lir_buffer(c, k, y->id), bx = cg_lir_buffer(c, k, x->id);
+	if (planes * out[0] * out[1] * out[2] > 0) {
+		int pl = planes > 1 ? lir_for(k, 0, planes, 1) : -1;
+		int o[S];
+		LirAffine ya = aff(k, 0, pl, out[0] * out[1] * out[2]);
+		int64_t ost[S] = {out[1] * out[2], out[2], 1};
+		for (int j = 0; j < S; j++) {
+			o[j] = out[j] > 1 ? lir_for(k, 0, out[j], 1) : -1;
+			if (o[j] >= 0)
+				lir_term(k, &ya, o[j], ost[j]);
+		}
+		int best = lir_temp(k, SORT_I), first = lir_temp(k, SORT_I), bflat = lir_temp(k, SORT_I);
+		lir_assign(k, best, KI(-1));
+		lir_assign(k, first, KI(-1));
+		lir_assign(k, bflat, KI(0));
+		int t[S], p[S];
+		for (int j = 0; j < S; j++)
+			t[j] = kw[j] > 1 ? lir_for(k, 0, kw[j], 1) : -1;
+		LirExpr *inside = KI(1);
+		for (int j = 0; j < S; j++) {
+			p[j] = lir_temp(k, SORT_I);
+			LirExpr *e = KI(-pb[j]);
+			if (o[j] >= 0)
+				e = OP2(SEL_ADD_I, e, OP2(SEL_MUL_I, IDX(o[j]), KI(st[j])));
+			if (t[j] >= 0)
+				e = OP2(SEL_ADD_I, e, OP2(SEL_MUL_I, IDX(t[j]), KI(dl[j])));
+			lir_assign(k, p[j], e);
+			LirExpr *ok = OP2(SEL_AND_I, OP2(SEL_XOR_I, OP2(SEL_CMPLT_I, lir_ref(k, p[j]), KI(0)), KI(1)),
+					  OP2(SEL_CMPLT_I, lir_ref(k, p[j]), KI(in[j])));
+			inside = OP2(SEL_AND_I, inside, ok);
+		}
+		int tin = lir_temp(k, SORT_I), flat = lir_temp(k, SORT_I), at = lir_temp(k, SORT_I);
+		lir_assign(k, tin, inside);
+		/* the clamped position, row-major in the plane */
+		LirExpr *cl[S];
+		for (int j = 0; j < S; j++)
+			cl[j] = OP2(SEL_MAX_I, OP2(SEL_MIN_I, lir_ref(k, p[j]), KI(in[j] - 1)), KI(0));
+		lir_assign(k, flat, OP2(SEL_ADD_I, OP2(SEL_MUL_I, OP2(SEL_ADD_I, OP2(SEL_MUL_I, cl[0], KI(in[1])), cl[1]), KI(in[2])),
+					cl[2]));
+		if (colmajor)
+			lir_assign(k, at, OP2(SEL_ADD_I, lir_ref(k, p[0]),
+					      OP2(SEL_MUL_I, OP2(SEL_ADD_I, lir_ref(k, p[1]), OP2(SEL_MUL_I, lir_ref(k, p[2]), KI(in[1]))),
+						  KI(in[0]))));
+		else
+			lir_assign(k, at, lir_ref(k, flat));
+		int dv = lir_data_index(k, lir_ref(k, flat), plane);
+		LirAffine va = aff(k, 0, pl, plane);
+		lir_term(k, &va, dv, 1);
+		int bv = lir_data_index(k, lir_ref(k, bflat), plane);
+		LirAffine ba = aff(k, 0, pl, plane);
+		lir_term(k, &ba, bv, 1);
+		LirExpr *isnum = OP2(SEL_CMPEQ_F, cg_lir_elem(c, k, x, &va, false), cg_lir_elem(c, k, x, &va, false));
+		LirExpr *better = OP2(SEL_OR_I, OP2(SEL_CMPLT_I, lir_ref(k, best), KI(0)),
+				      OP2(SEL_CMPLT_F, cg_lir_elem(c, k, x, &ba, false), cg_lir_elem(c, k, x, &va, false)));
+		int take = lir_temp(k, SORT_I);
+		lir_assign(k, take, OP2(SEL_AND_I, lir_ref(k, tin), OP2(SEL_AND_I, isnum, better)));
+		lir_assign(k, first, lir_op(k, SEL_SELECT_I, OP2(SEL_AND_I, lir_ref(k, tin), OP2(SEL_CMPLT_I, lir_ref(k, first), KI(0))),
+					    lir_ref(k, at), lir_ref(k, first)));
+		lir_assign(k, best, lir_op(k, SEL_SELECT_I, lir_ref(k, take), lir_ref(k, at), lir_ref(k, best)));
+		lir_assign(k, bflat, lir_op(k, SEL_SELECT_I, lir_ref(k, take), lir_ref(k, flat), lir_ref(k, bflat)));
+		(void)bx;
+		for (int j = S - 1; j >= 0; j--)
+			if (t[j] >= 0)
+				lir_end(k);
+		LirExpr *pos = lir_op(k, SEL_SELECT_I, OP2(SEL_CMPLT_I, lir_ref(k, best), KI(0)), lir_ref(k, first), lir_ref(k, best));
+		if (pl >= 0)
+			pos = OP2(SEL_ADD_I, pos, OP2(SEL_MUL_I, IDX(pl), KI(plane)));
+		lir_store(k, by, &ya, pos);
+		for (int j = S - 1; j >= 0; j--)
+			if (o[j] >= 0)
+				lir_end(k);
+		if (pl >= 0)
+			lir_end(k);
+	}
+	return run(c, k);
+}
+
 bool cg_index_kernel(CG *c, const Node *n)
 {
 	switch (n->op) {
@@ -505,6 +598,7 @@ bool cg_index_kernel(CG *c, const Node *n)
 	case OP_SCATTER_ND: return k_scatter_nd(c, n);
 	case OP_GATHER_ND: return k_gather_nd(c, n);
 	case OP_TOPK: return k_topk(c, n);
+	case OP_MAXPOOL_ARGMAX: return k_maxpool_argmax(c, n);
 	default: return false;
 	}
 }

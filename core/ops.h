@@ -122,6 +122,9 @@ typedef struct {
 	int64_t in[3], k[3], stride[3], dil[3], pb[3], pe[3], out[3];
 } ConvWindow;
 bool conv_window(const Node *n, const Shape *xs, const int64_t *k, bool ceil_mode, ConvWindow *w);
+/* A verified pool's window over three spatial slots (leading ones of size
+ * 1): input size, kernel, stride, dilation, leading pad, output size. */
+void pool_window(const Node *n, int64_t *in, int64_t *k, int64_t *stride, int64_t *dil, int64_t *pb, int64_t *out);
 
 /* ---- helpers for kernels ---------------------------------------------- */
 /* Strides (in elements) for reading a tensor of shape `from` broadcast to

@@ -25,7 +25,18 @@ const AttrSpec maxpool_attrs[] = {
 	{.name = "dilations", .kind = ATTR_INTS, .has_range = true, .min = 1, .max = INT32_MAX},
 	{.name = "kernel_shape", .kind = ATTR_INTS, .required = true, .has_range = true, .min = 1, .max = INT32_MAX},
 	{.name = "pads", .kind = ATTR_INTS, .has_range = true, .min = 0, .max = INT32_MAX},
-	{.name = "storage_order", .kind = ATTR_INT, .has_default = true, .def_i = 0, .has_range = true, .min = 0, .max = 0},
+	{.name = "storage_order", .kind = ATTR_INT, .has_default = true, .def_i = 0, .has_range = true, .min = 0, .max = 1},
+	{.name = "strides", .kind = ATTR_INTS, .has_range = true, .min = 1, .max = INT32_MAX},
+	{0}};
+/* maxpool's (storage_order, ONNX's layout of the Indices result, matters
+ * to maxpool_argmax only: 1 is the spatial axes column-major) */
+const AttrSpec maxpool_argmax_attrs[] = {
+	{.name = "auto_pad", .kind = ATTR_STRING, .has_default = true, .def_s = "NOTSET", .choices = "NOTSET|SAME_UPPER|SAME_LOWER|VALID"},
+	{.name = "ceil_mode", .kind = ATTR_INT, .has_default = true, .def_i = 0, .has_range = true, .min = 0, .max = 1},
+	{.name = "dilations", .kind = ATTR_INTS, .has_range = true, .min = 1, .max = INT32_MAX},
+	{.name = "kernel_shape", .kind = ATTR_INTS, .required = true, .has_range = true, .min = 1, .max = INT32_MAX},
+	{.name = "pads", .kind = ATTR_INTS, .has_range = true, .min = 0, .max = INT32_MAX},
+	{.name = "storage_order", .kind = ATTR_INT, .has_default = true, .def_i = 0, .has_range = true, .min = 0, .max = 1},
 	{.name = "strides", .kind = ATTR_INTS, .has_range = true, .min = 1, .max = INT32_MAX},
 	{0}};
 const AttrSpec avgpool_attrs[] = {
@@ -433,7 +444,7 @@ bool infer_pool(InferCtx *cx)
 		return win_report(cx, &e);
 	/* Every window must see at least one element of the input, unless
 	 * padding counts as zeros (avgpool with count_include_pad). */
-	if (n->op == OP_MAXPOOL || attr_i(n, "count_include_pad") == 0)
+	if (n->op != OP_AVGPOOL || attr_i(n, "count_include_pad") == 0)
 		for (int j = SP - ns; j < SP; j++) {
 			int64_t o = win_padding_only(&w, j);
 			if (o >= 0) {
@@ -448,7 +459,7 @@ bool infer_pool(InferCtx *cx)
 			}
 		}
 	Shape rs = win_result(xs, xs->dim[1], &w);
-	set_result(cx, 0, DT_F32, &rs);
+	set_result(cx, 0, n->op == OP_MAXPOOL_ARGMAX ? DT_I64 : DT_F32, &rs);
 	return true;
 }
 
@@ -509,6 +520,64 @@ static bool pool_run(const Node *n, Tensor *const *in, Tensor *const *out, Diag 
 bool kernel_maxpool(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
 {
 	return pool_run(n, in, out, d, false);
+}
+
+/* The window's first maximum (NaN is never one; a window of NaN only
+ * gives its first position inside x), as a position in x: the plane's
+ * offset plus the spatial position row-major, or column-major with
+ * storage_order 1. */
+bool kernel_maxpool_argmax(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)
+{
+	const Shape *xs = &in[0]->type.shape;
+	const int64_t *ks;
+	attr_ints(n, "kernel_shape", &ks);
+	Win w;
+	WinErr e;
+	if (!win_setup(n, xs, ks, attr_i(n, "ceil_mode") != 0, &w, &e))
+		return kernel_error(d, n, "%s", e.msg);
+	bool colmajor = attr_i(n, "storage_order") != 0;
+	const float *x = f32(in[0]);
+	int64_t *y = (int64_t *)out[0]->data;
+	int64_t planes = xs->dim[0] * xs->dim[1], plane = w.in[0] * w.in[1] * w.in[2], yi = 0;
+	for (int64_t pl = 0; pl < planes; pl++)
+		for (int64_t o0 = 0; o0 < w.out[0]; o0++)
+			for (int64_t o1 = 0; o1 < w.out[1]; o1++)
+				for (int64_t o2 = 0; o2 < w.out[2]; o2++) {
+					int64_t best = -1, first = -1;
+					float bv = 0;
+					for (int64_t t0 = 0; t0 < w.k[0]; t0++)
+						for (int64_t t1 = 0; t1 < w.k[1]; t1++)
+							for (int64_t t2 = 0; t2 < w.k[2]; t2++) {
+								int64_t p[SP] = {win_pos(&w, 0, o0, t0), win_pos(&w, 1, o1, t1),
+										 win_pos(&w, 2, o2, t2)};
+								if (!win_inside(&w, 0, p[0]) || !win_inside(&w, 1, p[1]) ||
+								    !win_inside(&w, 2, p[2]))
+									continue;
+								int64_t at = colmajor ? p[0] + (p[1] + p[2] * w.in[1]) * w.in[0]
+										      : (p[0] * w.in[1] + p[1]) * w.in[2] + p[2];
+								float v = x[pl * plane + (p[0] * w.in[1] + p[1]) * w.in[2] + p[2]];
+								if (first < 0)
+									first = at;
+								if (v == v && (best < 0 || v > bv))
+									best = at, bv = v;
+							}
+					y[yi++] = pl * plane + (best >= 0 ? best : first);
+				}
+	return true;
+}
+
+/* The window arithmetic of maxpool_argmax for the compiled kernels: per
+ * spatial slot (SP of them, leading ones of size 1), input size, kernel,
+ * stride, dilation, leading pad and output size. */
+void pool_window(const Node *n, int64_t *in, int64_t *k, int64_t *stride, int64_t *dil, int64_t *pb, int64_t *out)
+{
+	const int64_t *ks;
+	attr_ints(n, "kernel_shape", &ks);
+	Win w;
+	WinErr e;
+	win_setup(n, &n->in[0]->type.shape, ks, attr_i(n, "ceil_mode") != 0, &w, &e);
+	for (int j = 0; j < SP; j++)
+		in[j] = w.in[j], k[j] = w.k[j], stride[j] = w.stride[j], dil[j] = w.dil[j], pb[j] = w.pb[j], out[j] = w.out[j];
 }
 
 bool kernel_avgpool(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d)

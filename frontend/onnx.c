@@ -1214,9 +1214,24 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 	while (nout > 1 && !np->output[nout - 1][0])
 		nout--;
 	if (m->op == OP_MAXPOOL && nout > 1) {
-		free(in);
-		fail(im, "its Indices result is not supported");
-		return false;
+		/* Indices: a maxpool_argmax beside the maxpool, same attributes */
+		char *t = xasprintf("%s", np->output[1]);
+		char *nm2 = ir_name(im, t);
+		free(t);
+		const char *names[] = {nm2};
+		Node *an = graph_add_node(im->g, OP_MAXPOOL_ARGMAX, in, 1, names, 1, where(im));
+		free(nm2);
+		if (!an) {
+			free(in);
+			fail(im, "internal error: a result name is taken");
+			return false;
+		}
+		copy_attrs(im, np, an);
+		if (!im->ok || !typed(im, an) || !sym_bind(im, np->output[1], an->out[0])) {
+			free(in);
+			return false;
+		}
+		nout = 1;
 	}
 	Node *n = add_node(im, m->op, in, nin, np, nout);
 	free(in);

@@ -558,6 +558,7 @@ static Rg result_range(Gen *G, const GN *c, int k, const TensorType *out)
 	case OP_GLOBAL_AVGPOOL:
 	case OP_GLOBAL_MAXPOOL: return ra;
 	case OP_AVGPOOL: return rhull(ra, (Rg){0, 0});
+	case OP_MAXPOOL_ARGMAX: return (Rg){0, (double)numel(&a->t.shape)};
 	case OP_BATCHNORM: {
 		Rg sc = G->v[c->in[1]].r, bi = G->v[c->in[2]].r, mu = G->v[c->in[3]].r, var = G->v[c->in[4]].r;
 		double eps = cattr_f(c, "epsilon", 1e-5);
@@ -1420,6 +1421,8 @@ static bool gen_pool(Gen *G, OpKind op, GN *c)
 		set_i(c, "count_include_pad", rint_in(G, 0, 1));
 	if (op == OP_MAXPOOL && chance(G, 0.1))
 		set_i(c, "storage_order", 0);
+	if (op == OP_MAXPOOL_ARGMAX && chance(G, 0.5))
+		set_i(c, "storage_order", rint_in(G, 0, 1));
 	return true;
 }
 
@@ -2291,7 +2294,7 @@ static GenFn family(OpKind op)
 	case OP_MATMUL: return gen_matmul;
 	case OP_GEMM: return gen_gemm;
 	case OP_CONV: return gen_conv;
-	case OP_MAXPOOL: case OP_AVGPOOL: return gen_pool;
+	case OP_MAXPOOL: case OP_AVGPOOL: case OP_MAXPOOL_ARGMAX: return gen_pool;
 	case OP_GLOBAL_AVGPOOL: case OP_GLOBAL_MAXPOOL: return gen_global_pool;
 	case OP_BATCHNORM: return gen_batchnorm;
 	case OP_LAYERNORM: return gen_layernorm;
