@@ -76,6 +76,8 @@ static void usage(FILE *out)
 	      "                       inputs' and outputs' shapes and a typed wrapper\n"
 	      "                       (docs/c-api.md)\n"
 	      "      --entry=NAME     the entry function's name (default gdcc_entry)\n"
+	      "      --bind NAME=FILE.npy  an ONNX model specialized to this value of its\n"
+	      "                       input NAME (an integer input that decides a shape)\n"
 	      "      --emit=STAGE     print a stage: ir (the verified graph in model.ir syntax),\n"
 	      "                       legality (each node's decision on the -t target),\n"
 	      "                       placement (which nodes run on the target, which on its\n"
@@ -113,7 +115,8 @@ static void usage(FILE *out)
 	      "  -V, --version        show the version and exit\n"
 	      "\n"
 	      "run options:\n"
-	      "      --input NAME=FILE.npy   value of input NAME (others are generated from the seed)\n"
+	      "      --input NAME=FILE.npy   value of input NAME (others are generated from the seed);\n"
+	      "                              an ONNX model's integer inputs are specialized to it\n"
 	      "      --output NAME=FILE.npy  write output NAME to FILE\n"
 	      "      --output-dir DIR        write every output not named by --output to DIR/NAME.npy\n"
 	      "      --seed N                seed for generated inputs (default 0)\n"
@@ -356,14 +359,14 @@ static char *read_model_text(const char *path, size_t *len, Diag *d)
 
 /* The model at path (model.ir text, or .onnx: with run --onnx-test DIR its
  * integer inputs become constants from DIR's test data). */
-static Graph *read_model(const char *path, const char *onnx_test, Diag *d)
+static Graph *read_model(const char *path, Options *o, Diag *d)
 {
 	if (onnx_is_model(path)) {
 		int fd = open_whole(path, "model", false, d);
 		if (fd < 0)
 			return NULL;
 		close(fd);
-		return onnx_load_specialized(path, onnx_test, d);
+		return onnx_load_bound(path, o->onnx_test, o->binds, o->nbinds, d);
 	}
 	size_t len;
 	char *text = read_model_text(path, &len, d);
@@ -411,12 +414,36 @@ static Tensor *read_npy(const char *path, Diag *d)
 	return t;
 }
 
+/* Add a binding NAME=FILE (.npy or .pb) to o's; false after the message
+ * (into d). */
+static bool add_binding(Options *o, const char *name, const char *file, Diag *d)
+{
+	size_t fl = strlen(file);
+	bool pb = fl > 3 && strcmp(file + fl - 3, ".pb") == 0;
+	Tensor *t = pb ? read_pb(file, d) : read_npy(file, d);
+	if (!t)
+		return false;
+	for (int i = 0; i < o->nbinds; i++)
+		if (strcmp(o->binds[i].name, name) == 0) {
+			diag_error(d, loc_at(NULL, 0, 0), "--bind %s is given twice", name);
+			tensor_free(t);
+			return false;
+		}
+	o->binds = xrealloc(o->binds, (size_t)(o->nbinds + 1) * sizeof *o->binds);
+	o->binds[o->nbinds++] = (OnnxBinding){xstrdup(name), t, false};
+	return true;
+}
+
 /* Check the model; NULL after reporting the errors into d. */
 static Graph *load_and_verify(const char *path, Options *o, Diag *d)
 {
 	double t0 = now_seconds();
 	o->model_loc = loc_at(path, 0, 0);
-	Graph *g = read_model(path, o->onnx_test, d);
+	if (o->nbinds && !onnx_is_model(path)) {
+		diag_error(d, loc_at(path, 0, 0), "--bind specializes an ONNX model's inputs; a model.ir's shapes are already static");
+		return NULL;
+	}
+	Graph *g = read_model(path, o, d);
 	if (g)
 		o->model_loc = g->loc;
 	if (g && !graph_verify(g, d)) {
@@ -575,6 +602,7 @@ static int check_with(Options *o, int argc, char **argv)
 		{"weights", required_argument, NULL, 'W'},
 		{"header", required_argument, NULL, 'I'},
 		{"entry", required_argument, NULL, 'E'},
+		{"bind", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		LIMIT_OPTIONS,
@@ -623,6 +651,20 @@ static int check_with(Options *o, int argc, char **argv)
 			if (!add_param_setting(o, optarg))
 				return usage_error("--param needs NAME=VALUE, got '%s'", optarg);
 			break;
+		case 'B': {
+			const char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || !eq[1])
+				return usage_error("--bind needs NAME=FILE.npy, got '%s'", optarg);
+			char *name = xstrndup(optarg, (size_t)(eq - optarg));
+			Diag bd;
+			diag_init(&bd);
+			bool ok = add_binding(o, name, eq + 1, &bd);
+			free(name);
+			if (!ok)
+				return finish(&bd, EXIT_INPUT);
+			diag_free(&bd);
+			break;
+		}
 		case 'e':
 			if (strcmp(optarg, "ir") != 0 && strcmp(optarg, "legality") != 0 && strcmp(optarg, "loops") != 0 &&
 			    strcmp(optarg, "mir") != 0 && strcmp(optarg, "placement") != 0)
@@ -716,6 +758,13 @@ static int check_with(Options *o, int argc, char **argv)
 	Diag d;
 	diag_init(&d);
 	Graph *g = load_and_verify(argv[optind], o, &d);
+	for (int i = 0; g && i < o->nbinds; i++)
+		if (!o->binds[i].used) {
+			diag_error(&d, loc_at(NULL, 0, 0), "--bind %s: the model has no integer input '%s', nor a value it needs "
+				   "when compiling by that name", o->binds[i].name, o->binds[i].name);
+			graph_free(g);
+			g = NULL;
+		}
 	if (!g) {
 		free(default_obj);
 		return finish(&d, EXIT_INPUT);
@@ -1032,7 +1081,20 @@ static int run_with(Options *o, int argc, char **argv)
 	}
 	Diag d;
 	diag_init(&d);
-	Graph *g = load_and_verify(argv[optind], o, &d);
+	/* an ONNX model's integer inputs given with --input: its values
+	 * specialize the model (shapes they decide become static), as
+	 * --onnx-test does */
+	if (onnx_is_model(argv[optind]))
+		for (int i = 0; i < nins; i++) {
+			size_t fl = strlen(ins[i].file);
+			bool pb = fl > 3 && strcmp(ins[i].file + fl - 3, ".pb") == 0;
+			TensorType ty;
+			char *err = NULL;
+			if (pb || !npy_read_header(ins[i].file, &ty, &err) || dtype_is_int(ty.dtype))
+				add_binding(o, ins[i].name, ins[i].file, &d);
+			free(err);
+		}
+	Graph *g = diag_has_errors(&d) ? NULL : load_and_verify(argv[optind], o, &d);
 	if (!g) {
 		rc = finish(&d, EXIT_INPUT);
 		goto done;
@@ -1046,6 +1108,11 @@ static int run_with(Options *o, int argc, char **argv)
 		int k = 0;
 		while (k < g->ninputs && g->inputs[k] != v)
 			k++;
+		bool consumed = false; /* (a value the model was specialized to) */
+		for (int j = 0; j < o->nbinds; j++)
+			consumed |= o->binds[j].used && strcmp(o->binds[j].name, ins[i].name) == 0;
+		if (k == g->ninputs && consumed)
+			continue;
 		if (k == g->ninputs) {
 			diag_error(&d, loc_at(NULL, 0, 0), "--input %s: the model has no input named '%s'", ins[i].name, ins[i].name);
 			ok = false;

@@ -34,6 +34,9 @@ typedef struct {
 	Target *param_target;       /* the target they were applied to (owned) */
 	/* reading and running */
 	const char *onnx_test;      /* run --onnx-test DIR: an ONNX model's integer inputs become constants */
+	struct OnnxBinding *binds;  /* -S / -c --bind NAME=FILE.npy and run's integer --input: values an ONNX
+				     * model's inputs are specialized to (frontend/onnx.h; owned) */
+	int nbinds;
 	const char *vlen;           /* run --vlen N: the vector length a scalable target runs at */
 	bool profile;               /* run --profile[=FILE]: each kernel its own function, timed */
 	const char *profile_path;   /* ... FILE: the profile as JSON (NULL: the table only; "-": stdout) */

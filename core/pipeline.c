@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "legality.h"
+#include "onnx.h"
 #include "memplan.h"
 #include "npusim.h"
 #include "passes.h"
@@ -194,6 +195,13 @@ void options_free(Options *o)
 {
 	free(o->print_after);
 	free(o->disabled);
+	for (int i = 0; i < o->nbinds; i++) {
+		free(o->binds[i].name);
+		tensor_free(o->binds[i].t);
+	}
+	free(o->binds);
+	o->binds = NULL;
+	o->nbinds = 0;
 	free(o->param_settings);
 	if (o->param_target)
 		target_copy_free(o->param_target);

@@ -86,6 +86,8 @@ struct Imp {
 	const Onnx__NodeProto *node; /* being translated, for messages */
 	size_t node_index;
 	const char *spec_dir;        /* test data to specialize inputs to, or NULL */
+	OnnxBinding *binds;          /* values to specialize inputs to, by name */
+	int nbinds;
 	int if_depth;                /* branches of Ifs being imported */
 	char ring[6][SHOW_MAX * 4 + 16];
 	int ring_next;
@@ -546,6 +548,17 @@ static const char *input_name(const Onnx__NodeProto *np, size_t i)
 
 static Tensor *spec_input(Imp *im, const Value *v);
 
+/* An operand gdcc needs when compiling is not known then. */
+static void not_known(Imp *im, const Value *v, const char *name, const char *what)
+{
+	if (v->is_input)
+		fail(im, "its %s ('%s') is not known when compiling: it is the model's input '%s' (shapes are static in "
+			 "gdcc: give its value with --bind %s=FILE.npy, or run's --input)",
+		     what, Q(im, name), Q(im, v->src_name ? v->src_name : v->name), Q(im, v->src_name ? v->src_name : v->name));
+	else
+		fail(im, "its %s ('%s') is not known when compiling: dynamic shapes are not supported", what, Q(im, name));
+}
+
 /* An input that gdcc takes as an attribute: its values as integers. */
 static int64_t *const_ints(Imp *im, const char *name, int *n, const char *what)
 {
@@ -563,8 +576,7 @@ static int64_t *const_ints(Imp *im, const char *name, int *n, const char *what)
 		if (why)
 			fail(im, "its %s ('%s') cannot be computed when compiling: %s", what, Q(im, name), why);
 		else
-			fail(im, "its %s ('%s') is not known when compiling: dynamic shapes are not supported", what,
-			     Q(im, name));
+			not_known(im, v, name, what);
 		return NULL;
 	}
 	int64_t *r = NULL;
@@ -598,10 +610,35 @@ static bool ints_operand(Imp *im, const Onnx__NodeProto *np, size_t at, Node *n,
 	return v != NULL;
 }
 
-/* A graph input's value in the test data being specialized to. */
+static Tensor *copy_of(const Tensor *t)
+{
+	Tensor *c = tensor_new(t->type.dtype, &t->type.shape);
+	if (tensor_bytes(t))
+		memcpy(c->data, t->data, tensor_bytes(t));
+	return c;
+}
+
+/* The binding for ONNX input name, or NULL. */
+static OnnxBinding *binding_of(Imp *im, const char *name)
+{
+	for (int i = 0; i < im->nbinds; i++)
+		if (strcmp(im->binds[i].name, name) == 0)
+			return &im->binds[i];
+	return NULL;
+}
+
+/* A graph input's value in the test data or the bindings being
+ * specialized to (a copy). */
 static Tensor *spec_input(Imp *im, const Value *v)
 {
-	if (!im->spec_dir || !v || !v->is_input || !known(im, v)->input)
+	if (!v || !v->is_input || !known(im, v)->input)
+		return NULL;
+	OnnxBinding *b = binding_of(im, v->src_name ? v->src_name : v->name);
+	if (b && b->t->type.dtype == v->type.dtype && shape_eq(&b->t->type.shape, &v->type.shape)) {
+		b->used = true;
+		return copy_of(b->t);
+	}
+	if (!im->spec_dir)
 		return NULL;
 	int k = known(im, v)->input - 1;
 	char *p = xasprintf("%s/input_%d.pb", im->spec_dir, im->g->input_origin[k]), *err = NULL;
@@ -938,8 +975,7 @@ double *imp_floats(Imp *im, const char *name, int *n, const char *what)
 		if (why)
 			fail(im, "its %s ('%s') cannot be computed when compiling: %s", what, Q(im, name), why);
 		else
-			fail(im, "its %s ('%s') is not known when compiling: dynamic shapes are not supported", what,
-			     Q(im, name));
+			not_known(im, v, name, what);
 		return NULL;
 	}
 	int64_t cnt = tensor_numel(t);
@@ -1489,6 +1525,28 @@ static bool import_input(Imp *im, const Onnx__GraphProto *gp, size_t i, int orig
 			return v && sym_bind(im, vi->name, v);
 		}
 	}
+	OnnxBinding *b = binding_of(im, vi->name);
+	if (b && vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && vi->type->tensor_type &&
+	    (dtype_of(vi->type->tensor_type->elem_type) == DT_I64 || dtype_of(vi->type->tensor_type->elem_type) == DT_I32)) {
+		/* an integer input given a value: a constant of it, when it is of
+		 * the declared type */
+		const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
+		bool same = dtype_of(tt->elem_type) == b->t->type.dtype && tt->shape &&
+			    (int)tt->shape->n_dim == b->t->type.shape.rank;
+		for (size_t k = 0; same && k < tt->shape->n_dim; k++)
+			same = tt->shape->dim[k]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+			       tt->shape->dim[k]->dim_value == b->t->type.shape.dim[k];
+		if (!same) {
+			char got[160];
+			type_str(&b->t->type, got, sizeof got);
+			fail(im, "input '%s': the value given for it is %s, not of the model's declared type", Q(im, vi->name),
+			     got);
+			return false;
+		}
+		b->used = true;
+		Value *v = constant(im, vi->name, copy_of(b->t));
+		return v && sym_bind(im, vi->name, v);
+	}
 	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type) {
 		fail(im, "input '%s' is a %s, not a tensor: not supported by gdcc", Q(im, vi->name),
 		     !vi->type ? "value without a type"
@@ -1560,7 +1618,8 @@ static bool check_output_type(Imp *im, const Onnx__ValueInfoProto *vi)
 	return true;
 }
 
-static Graph *import_model(const char *path, const uint8_t *data, size_t len, const char *dir, Diag *d)
+static Graph *import_model(const char *path, const uint8_t *data, size_t len, const char *dir, OnnxBinding *binds,
+			   int nbinds, Diag *d)
 {
 	if (!nesting_ok(&onnx__model_proto__descriptor, data, len)) {
 		diag_error(d, loc_at(path, 0, 0), "not an ONNX model: messages nested more than %d deep", MAX_NESTING);
@@ -1573,7 +1632,7 @@ static Graph *import_model(const char *path, const uint8_t *data, size_t len, co
 			onnx__model_proto__free_unpacked(mp, NULL);
 		return NULL;
 	}
-	Imp im = {.d = d, .opset = 1, .ok = true, .spec_dir = dir};
+	Imp im = {.d = d, .opset = 1, .ok = true, .spec_dir = dir, .binds = binds, .nbinds = nbinds};
 	im.irnames.owns_keys = true;
 	const Onnx__GraphProto *gp = mp->graph;
 	char *gname = xstrdup(gp->name && gp->name[0] ? gp->name : "model");
@@ -1676,7 +1735,7 @@ static Graph *import_model(const char *path, const uint8_t *data, size_t len, co
 
 Graph *onnx_load_buffer(const char *name, const uint8_t *data, size_t len, Diag *d)
 {
-	return import_model(name, data, len, NULL, d);
+	return import_model(name, data, len, NULL, NULL, 0, d);
 }
 
 Graph *onnx_load(const char *path, Diag *d)
@@ -1685,6 +1744,11 @@ Graph *onnx_load(const char *path, Diag *d)
 }
 
 Graph *onnx_load_specialized(const char *path, const char *dir, Diag *d)
+{
+	return onnx_load_bound(path, dir, NULL, 0, d);
+}
+
+Graph *onnx_load_bound(const char *path, const char *dir, OnnxBinding *binds, int nbinds, Diag *d)
 {
 	/* (see spec_input: scalars that gdcc takes as attributes, such as Clip's
 	 * bounds and Pad's value, are read from the same test data) */
@@ -1696,7 +1760,7 @@ Graph *onnx_load_specialized(const char *path, const char *dir, Diag *d)
 		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		close(fd);
 		if (m != MAP_FAILED) {
-			Graph *g = import_model(path, m, (size_t)st.st_size, dir, d);
+			Graph *g = import_model(path, m, (size_t)st.st_size, dir, binds, nbinds, d);
 			munmap(m, (size_t)st.st_size);
 			return g;
 		}
@@ -1709,7 +1773,7 @@ Graph *onnx_load_specialized(const char *path, const char *dir, Diag *d)
 		diag_error(d, loc_at(path, 0, 0), "cannot read model: %s", strerror(errno));
 		return NULL;
 	}
-	Graph *g = import_model(path, (const uint8_t *)buf, len, dir, d);
+	Graph *g = import_model(path, (const uint8_t *)buf, len, dir, binds, nbinds, d);
 	free(buf);
 	return g;
 }

@@ -20,6 +20,20 @@ Graph *onnx_load_buffer(const char *name, const uint8_t *data, size_t len, Diag 
  * shapes become constants.  Graph.input_origin maps the remaining inputs to
  * their N. */
 Graph *onnx_load_specialized(const char *path, const char *dir, Diag *d);
+/* Values an ONNX model is specialized to (run's integer --input, -S / -c
+ * --bind NAME=FILE.npy): a graph input of an integer type named `name`
+ * becomes the constant t (its declared type must be t's), so that shapes
+ * it decides are static; any input's value also answers where gdcc needs
+ * a scalar when compiling (Clip's bounds, Resize's scales).  `used` is set
+ * for each binding the import consumed. */
+struct OnnxBinding {
+	char *name;
+	Tensor *t;
+	bool used;
+};
+typedef struct OnnxBinding OnnxBinding;
+Graph *onnx_load_bound(const char *path, const char *dir, OnnxBinding *binds, int nbinds, Diag *d);
+
 /* A TensorProto file (the ONNX test data's input_N.pb); NULL and *err set
  * on failure. */
 Tensor *onnx_load_tensor(const char *path, char **err);

@@ -177,6 +177,25 @@ if [ -d "$DATA" ]; then
 	# without -o, a model with weights cannot be printed
 	expect_status 1 "import with weights to stdout" -- "$GDCC" import "$conv/model.onnx"
 	expect_in "$tmp/err" "give -o FILE.ir" "import with weights to stdout"
+	# an integer input that decides a shape: without its value the message
+	# names it and --bind; run's --input and -S's --bind specialize to it
+	rs=$DATA/node/test_reshape_reordered_all_dims
+	expect_status 1 "reshape by an input, no value" -- "$GDCC" -S "$rs/model.onnx" -t x86-avx2 -o "$tmp/rs.s"
+	expect_in "$tmp/err" "its shape ('shape') is not known when compiling: it is the model's input 'shape'" "reshape by an input, no value"
+	expect_in "$tmp/err" "--bind shape=FILE.npy" "reshape by an input, no value"
+	[ ! -e "$tmp/rs.s" ] && ok || bad "a failed -S left $tmp/rs.s"
+	expect_status 0 "run --input specializes an integer input" -- "$GDCC" run "$rs/model.onnx" -t x86-avx2 \
+		--input data="$rs/test_data_set_0/input_0.pb" --input shape="$rs/test_data_set_0/input_1.pb" --output reshaped="$tmp/rs.npy"
+	expect_status 0 "run --onnx-test, the same" -- "$GDCC" run "$rs/model.onnx" -t x86-avx2 --onnx-test "$rs/test_data_set_0" \
+		--output reshaped="$tmp/rs2.npy"
+	cmp -s "$tmp/rs.npy" "$tmp/rs2.npy" && ok || bad "run --input and --onnx-test differ"
+	expect_status 0 "-S --bind" -- "$GDCC" -S "$rs/model.onnx" -t x86-avx2 --bind shape="$rs/test_data_set_0/input_1.pb" -o "$tmp/rs.s"
+	expect_status 1 "--bind of a name the model lacks" -- "$GDCC" -S "$conv/model.onnx" -t x86-avx2 --bind nosuch="$rs/test_data_set_0/input_1.pb" -o "$tmp/c.s"
+	expect_in "$tmp/err" "--bind nosuch: the model has no integer input 'nosuch'" "--bind of a name the model lacks"
+	expect_status 1 "--bind of the wrong type" -- "$GDCC" -S "$rs/model.onnx" -t x86-avx2 --bind shape="$rs/test_data_set_0/input_0.pb" -o "$tmp/rs3.s"
+	expect_in "$tmp/err" "input 'shape': the value given for it is f32[2,3,4], not of the model's declared type" "--bind of the wrong type"
+	expect_status 2 "--bind without a file" -- "$GDCC" -S "$rs/model.onnx" -t x86-avx2 --bind shape -o "$tmp/rs3.s"
+	[ ! -e "$tmp/rs3.s" ] && [ ! -e "$tmp/c.s" ] && ok || bad "a failed --bind left an output"
 	# an integer exponent known at import time becomes f32: pow compiles
 	pw=$DATA/node/test_pow_types_float32_int64
 	expect_status 0 "pow with a constant integer exponent" -- "$GDCC" run "$pw/model.onnx" -t x86-avx2 --onnx-test "$pw/test_data_set_0"
