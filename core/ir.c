@@ -299,6 +299,9 @@ void graph_free(Graph *g)
 	free(g->dir);
 	free(g->file);
 	free(g->input_origin);
+	free(g->input_part);
+	free(g->output_origin);
+	free(g->output_part);
 	strmap_free(&g->index);
 	free(g);
 }

@@ -181,6 +181,10 @@ typedef struct Graph {
 	Loc *output_loc;
 	int noutputs, capoutputs;
 	int *input_origin;    /* imported models: each input's index in the source model */
+	int *input_part;      /* ... and where in its value it sits: ONNX_WHOLE (-1), or an element of
+			       * a sequence (frontend/onnx.h); NULL: all whole */
+	int *output_origin;   /* imported models: each output's index in the source model (NULL: its own) */
+	int *output_part;     /* ... and its part, as input_part */
 	StrMap index;         /* values by name (keys: their names) */
 } Graph;
 

@@ -380,20 +380,26 @@ static Graph *read_model(const char *path, Options *o, Diag *d)
 	return g;
 }
 
-/* A TensorProto input (read whole: a regular file within --max-model-bytes). */
-static Tensor *read_pb(const char *path, Diag *d)
+/* A TensorProto input (read whole: a regular file within --max-model-bytes),
+ * or part of a sequence or optional (onnx_load_part). */
+static Tensor *read_pb_part(const char *path, int part, Diag *d)
 {
 	int fd = open_whole(path, "input", false, d);
 	if (fd < 0)
 		return NULL;
 	close(fd);
 	char *err = NULL;
-	Tensor *t = onnx_load_tensor(path, &err);
+	Tensor *t = onnx_load_part(path, part, &err);
 	if (!t) {
 		diag_error(d, loc_at(path, 0, 0), "%s", err);
 		free(err);
 	}
 	return t;
+}
+
+static Tensor *read_pb(const char *path, Diag *d)
+{
+	return read_pb_part(path, ONNX_WHOLE, d);
 }
 
 /* An .npy input (npy_read checks its header against the limits). */
@@ -1157,7 +1163,7 @@ static int run_with(Options *o, int argc, char **argv)
 			continue;
 		int origin = g->input_origin ? g->input_origin[k] : k;
 		char *path = xasprintf("%s/input_%d.pb", onnx_test, origin);
-		inputs[k] = read_pb(path, &d);
+		inputs[k] = read_pb_part(path, g->input_part ? g->input_part[k] : ONNX_WHOLE, &d);
 		const Value *v = g->inputs[k];
 		if (!inputs[k]) {
 			ok = false;
@@ -1213,8 +1219,8 @@ static int run_with(Options *o, int argc, char **argv)
 	}
 	for (int k = 0; onnx_test && k < g->noutputs; k++) {
 		/* ONNX's rule: same dtype and shape, |out - ref| <= 1e-7 + 1e-3 |ref| */
-		char *path = xasprintf("%s/output_%d.pb", onnx_test, k);
-		Tensor *ref = read_pb(path, &d);
+		char *path = xasprintf("%s/output_%d.pb", onnx_test, g->output_origin ? g->output_origin[k] : k);
+		Tensor *ref = read_pb_part(path, g->output_part ? g->output_part[k] : ONNX_WHOLE, &d);
 		if (!ref) {
 			rc = EXIT_RUN;
 		} else if (ref->type.dtype != outputs[k]->type.dtype || !shape_eq(&ref->type.shape, &outputs[k]->type.shape)) {

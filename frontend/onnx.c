@@ -70,6 +70,16 @@ typedef struct {
 	int input;         /* graph input index + 1, or 0 */
 } Known;
 
+/* A sequence value: its tensors, known in number when importing (from the
+ * test data being specialized to). */
+typedef struct Seq {
+	int n;
+	Value **v;
+} Seq;
+
+struct Imp;
+static Seq *seq_new(struct Imp *im, int n);
+
 struct Imp {
 	Diag *d;
 	Graph *g;
@@ -78,6 +88,9 @@ struct Imp {
 	StrMap syms;      /* ONNX name -> Value (keys: the model's strings) */
 	StrMap irnames;   /* model.ir names handed out (owned keys) */
 	StrMap inits;     /* initializer names -> their TensorProto */
+	StrMap seqs;      /* ONNX names of sequences -> their Seq (owned by seqlist) */
+	struct Seq **seqlist;
+	int nseqs;
 	Known *known;      /* by Value.id */
 	int nknown;
 	uint64_t folded_bytes;
@@ -407,6 +420,150 @@ Tensor *onnx_load_tensor(const char *path, char **err)
 	Tensor *t = tensor_from_buffer((const uint8_t *)buf, len, err);
 	free(buf);
 	return t;
+}
+
+/* ---- sequences and optionals of the test data ----------------------------------------
+ * SequenceProto and OptionalProto are onnx-data.proto's, which Debian's
+ * onnx.proto lacks: their fields are read off the wire here.  Both hold
+ * their tensors at field 3 (SequenceProto.tensor_values, repeated;
+ * OptionalProto.tensor_value) and OptionalProto its sequence at field 5. */
+static bool wire_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* The length-delimited fields 3 (up to max of them, *n3 counted) and the
+ * last field 5 of a message; false when it is not well-formed. */
+static bool wire_fields(const uint8_t *p, size_t len, const uint8_t **f3, size_t *l3, int max, int *n3,
+			const uint8_t **f5, size_t *l5)
+{
+	const uint8_t *end = p + len;
+	*n3 = 0;
+	*f5 = NULL;
+	while (p < end) {
+		uint64_t key, v;
+		if (!wire_varint(&p, end, &key))
+			return false;
+		switch (key & 7) {
+		case 0:
+			if (!wire_varint(&p, end, &v))
+				return false;
+			break;
+		case 1:
+			if (end - p < 8)
+				return false;
+			p += 8;
+			break;
+		case 5:
+			if (end - p < 4)
+				return false;
+			p += 4;
+			break;
+		case 2:
+			if (!wire_varint(&p, end, &v) || v > (uint64_t)(end - p))
+				return false;
+			if (key >> 3 == 3) {
+				if (*n3 < max)
+					f3[*n3] = p, l3[*n3] = (size_t)v;
+				++*n3;
+			} else if (key >> 3 == 5) {
+				*f5 = p, *l5 = (size_t)v;
+			}
+			p += v;
+			break;
+		default: return false;
+		}
+	}
+	return true;
+}
+
+/* Element `part` (or the count, part = INT32_MIN) of the tensors in buf. */
+static Tensor *part_of(const uint8_t *buf, size_t len, int part, int *count, char **err)
+{
+	enum { MAX_ELEMS = 1 << 16 };
+	const uint8_t *f3[1], *f5;
+	size_t l3[1], l5;
+	int n3;
+	int want = part >= 0 ? part : 0;
+	/* (a pass for the count, then one that keeps element want) */
+	const uint8_t *p = buf;
+	size_t l = len;
+	for (int depth = 0; depth < 2; depth++) {
+		if (!wire_fields(p, l, f3, l3, 1, &n3, &f5, &l5)) {
+			*err = xstrdup("not a SequenceProto or OptionalProto (malformed protobuf)");
+			return NULL;
+		}
+		if (n3 == 0 && f5) { /* an OptionalProto's sequence */
+			p = f5, l = l5;
+			continue;
+		}
+		break;
+	}
+	if (count) {
+		*count = n3 > MAX_ELEMS ? -1 : n3;
+		if (*count < 0)
+			*err = xasprintf("a sequence of more than %d tensors", MAX_ELEMS);
+		return NULL;
+	}
+	if (want >= n3) {
+		*err = xasprintf("it holds %d tensor%s, not element %d", n3, n3 == 1 ? "" : "s", want + 1);
+		return NULL;
+	}
+	/* element want: walk again keeping it */
+	const uint8_t *end = p + l, *q = p;
+	int k = 0;
+	while (q < end) {
+		uint64_t key, v;
+		wire_varint(&q, end, &key);
+		if ((key & 7) == 2) {
+			wire_varint(&q, end, &v);
+			if (key >> 3 == 3 && k++ == want)
+				return tensor_from_buffer(q, (size_t)v, err);
+			q += v;
+		} else if ((key & 7) == 0) {
+			wire_varint(&q, end, &v);
+		} else {
+			q += (key & 7) == 1 ? 8 : 4;
+		}
+	}
+	*err = xstrdup("element not found");
+	return NULL;
+}
+
+Tensor *onnx_load_part(const char *path, int part, char **err)
+{
+	if (part == ONNX_WHOLE)
+		return onnx_load_tensor(path, err);
+	size_t len;
+	char *buf = read_file(path, &len);
+	if (!buf) {
+		*err = xasprintf("cannot open: %s", strerror(errno));
+		return NULL;
+	}
+	Tensor *t = part_of((const uint8_t *)buf, len, part, NULL, err);
+	free(buf);
+	return t;
+}
+
+int onnx_count_parts(const char *path, char **err)
+{
+	size_t len;
+	char *buf = read_file(path, &len);
+	if (!buf) {
+		*err = xasprintf("cannot open: %s", strerror(errno));
+		return -1;
+	}
+	int n = -1;
+	part_of((const uint8_t *)buf, len, 0, &n, err);
+	free(buf);
+	return n;
 }
 
 /* ---- values known at import time ----------------------------------------------- */
@@ -1045,12 +1202,8 @@ static bool import_if(Imp *im, const Onnx__NodeProto *np)
 		return false;
 	}
 	int cnt;
-	Value *cv = sym_value(im, cn);
-	if (cv && !value_of(im, cv) && !known(im, cv)->why) {
-		fail(im, "its condition ('%s') is known only when running (gdcc takes an If whose condition is known "
-			 "when compiling: its graphs have no control flow)", Q(im, cn));
-		return false;
-	}
+	/* (a graph input: its value may be given, --bind; else gdcc's graphs,
+	 * which have no control flow, cannot take it) */
 	int64_t *c = const_ints(im, cn, &cnt, "condition");
 	if (!c)
 		return false;
@@ -1137,6 +1290,33 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		return import_constant(im, np);
 	if (strcmp(op, "If") == 0)
 		return import_if(im, np);
+	Seq *sq = np->n_input == 1 && np->input[0][0] ? strmap_get(&im->seqs, np->input[0]) : NULL;
+	if (sq && strcmp(op, "Identity") == 0 && np->n_output == 1 && np->output[0][0]) {
+		/* a sequence's identity: one per tensor */
+		Seq *r = seq_new(im, sq->n);
+		for (int k = 0; k < sq->n; k++) {
+			char *t = xasprintf("%s_%d", np->output[0], k);
+			char *nm = ir_name(im, t);
+			free(t);
+			const char *names[] = {nm};
+			Node *n = graph_add_node(im->g, OP_IDENTITY, &sq->v[k], 1, names, 1, where(im));
+			free(nm);
+			if (!n || !typed(im, n))
+				return false;
+			r->v[k] = n->out[0];
+		}
+		if (!strmap_add(&im->seqs, np->output[0], r)) {
+			fail(im, "'%s' is defined twice (ONNX values are assigned once)", Q(im, np->output[0]));
+			return false;
+		}
+		return true;
+	}
+	for (size_t i = 0; i < np->n_input; i++)
+		if (np->input[i][0] && strmap_get(&im->seqs, np->input[i])) {
+			fail(im, "input %zu ('%s') is a sequence: %s of a sequence is not supported by gdcc (its graphs hold "
+				 "tensors; Identity is)", i + 1, Q(im, np->input[i]), Q(im, op));
+			return false;
+		}
 	bool composed_ok;
 	if (onnx_compose(im, np, &composed_ok))
 		return composed_ok && im->ok;
@@ -1510,6 +1690,76 @@ static bool names_present(Imp *im, const Onnx__GraphProto *gp)
 	return im->ok;
 }
 
+/* A graph input just added: where its value comes from. */
+static void note_input(Imp *im, Value *v, int origin, int part)
+{
+	Graph *g = im->g;
+	int k = g->ninputs - 1;
+	g->input_origin = xrealloc(g->input_origin, (size_t)g->ninputs * sizeof *g->input_origin);
+	g->input_part = xrealloc(g->input_part, (size_t)g->ninputs * sizeof *g->input_part);
+	g->input_origin[k] = origin;
+	g->input_part[k] = part;
+	known(im, v)->input = g->ninputs;
+}
+
+static Seq *seq_new(Imp *im, int n)
+{
+	Seq *q = xcalloc(1, sizeof *q);
+	q->n = n;
+	q->v = xcalloc((size_t)(n ? n : 1), sizeof *q->v);
+	im->seqlist = xrealloc(im->seqlist, (size_t)(im->nseqs + 1) * sizeof *im->seqlist);
+	im->seqlist[im->nseqs++] = q;
+	return q;
+}
+
+/* A sequence or optional input of the test data: one graph input per
+ * tensor in it (NAME_0, NAME_1, ...: an optional tensor is NAME itself). */
+static bool import_seq_input(Imp *im, const Onnx__ValueInfoProto *vi, int origin)
+{
+	const Onnx__TypeProto *ty = vi->type;
+	bool opt = ty->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+	const Onnx__TypeProto *inner = opt && ty->optional_type ? ty->optional_type->elem_type : NULL;
+	bool opt_tensor = opt && inner && inner->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	bool seq = !opt || (inner && inner->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE);
+	if (!opt_tensor && !seq) {
+		fail(im, "input '%s': an optional of this type is not supported by gdcc (tensors and sequences of them)",
+		     Q(im, vi->name));
+		return false;
+	}
+	char *p = xasprintf("%s/input_%d.pb", im->spec_dir, origin), *err = NULL;
+	int n = opt_tensor ? 1 : onnx_count_parts(p, &err);
+	bool ok = n >= 0;
+	Seq *q = ok && !opt_tensor ? seq_new(im, n) : NULL;
+	for (int k = 0; ok && k < n; k++) {
+		int part = opt_tensor ? ONNX_OPTIONAL_TENSOR : k;
+		Tensor *t = onnx_load_part(p, part, &err);
+		if (!t) {
+			ok = false;
+			break;
+		}
+		char *nm0 = opt_tensor ? xstrdup(vi->name) : xasprintf("%s_%d", vi->name, k);
+		char *nm = ir_name(im, nm0);
+		Value *v = graph_add_input(im->g, nm, t->type.dtype, &t->type.shape, where(im));
+		free(nm);
+		free(nm0);
+		tensor_free(t);
+		note_input(im, v, origin, part);
+		if (opt_tensor)
+			ok = sym_bind(im, vi->name, v);
+		else
+			q->v[k] = v;
+	}
+	if (!ok && err)
+		fail(im, "input '%s': its test data %s: %s", Q(im, vi->name), p, err);
+	free(err);
+	free(p);
+	if (ok && q && !strmap_add(&im->seqs, vi->name, q)) {
+		fail(im, "'%s' is defined twice", Q(im, vi->name));
+		ok = false;
+	}
+	return ok && im->ok;
+}
+
 static bool import_input(Imp *im, const Onnx__GraphProto *gp, size_t i, int origin)
 {
 	const Onnx__ValueInfoProto *vi = gp->input[i];
@@ -1547,12 +1797,20 @@ static bool import_input(Imp *im, const Onnx__GraphProto *gp, size_t i, int orig
 		Value *v = constant(im, vi->name, copy_of(b->t));
 		return v && sym_bind(im, vi->name, v);
 	}
+	if (vi->type && (vi->type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ||
+			 vi->type->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE) &&
+	    dir)
+		return import_seq_input(im, vi, origin);
 	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type) {
-		fail(im, "input '%s' is a %s, not a tensor: not supported by gdcc", Q(im, vi->name),
+		fail(im, "input '%s' is a %s, not a tensor: not supported by gdcc%s", Q(im, vi->name),
 		     !vi->type ? "value without a type"
 		     : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? "sequence"
 		     : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE ? "optional"
-		     : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE ? "map" : "non-tensor value");
+		     : vi->type->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE ? "map" : "non-tensor value",
+		     vi->type && (vi->type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ||
+				  vi->type->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE)
+			     ? " (its length is data: with --onnx-test, the test data's)"
+			     : "");
 		return false;
 	}
 	const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
@@ -1587,8 +1845,7 @@ static bool import_input(Imp *im, const Onnx__GraphProto *gp, size_t i, int orig
 	free(name);
 	if (!sym_bind(im, vi->name, v))
 		return false;
-	im->g->input_origin[im->g->ninputs - 1] = origin;
-	known(im, v)->input = im->g->ninputs;
+	note_input(im, v, origin, ONNX_WHOLE);
 	return true;
 }
 
@@ -1678,7 +1935,6 @@ static Graph *import_model(const char *path, const uint8_t *data, size_t len, co
 			fail(&im, "initializer '%s' is given twice", Q(&im, gp->initializer[i]->name));
 	/* inputs (not the initializers) */
 	int origin = -1;
-	im.g->input_origin = xcalloc(gp->n_input ? gp->n_input : 1, sizeof *im.g->input_origin);
 	for (size_t i = 0; i < gp->n_input && im.ok; i++) {
 		if (strmap_get(&im.inits, gp->input[i]->name))
 			continue;
@@ -1706,6 +1962,39 @@ static Graph *import_model(const char *path, const uint8_t *data, size_t len, co
 	for (size_t i = 0; i < gp->n_output && im.ok; i++) {
 		const char *name = gp->output[i]->name;
 		Value *v = sym_value(&im, name);
+		Seq *sq = strmap_get(&im.seqs, name);
+		{
+			/* where each output's value sits in the source's outputs */
+			Graph *g = im.g;
+			int at = g->noutputs, n = sq ? sq->n : 1;
+			g->output_origin = xrealloc(g->output_origin, (size_t)(at + n + 1) * sizeof *g->output_origin);
+			g->output_part = xrealloc(g->output_part, (size_t)(at + n + 1) * sizeof *g->output_part);
+			for (int k = 0; k < n; k++) {
+				g->output_origin[at + k] = (int)i;
+				g->output_part[at + k] = !sq ? (gp->output[i]->type && gp->output[i]->type->value_case ==
+									 ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE
+									 ? ONNX_OPTIONAL_TENSOR
+									 : ONNX_WHOLE)
+							      : k;
+			}
+		}
+		if (sq) {
+			for (int k = 0; k < sq->n && im.ok; k++) {
+				if (sq->v[k]->is_output || sq->v[k]->is_input) { /* (an output once: a copy) */
+					char *t = xasprintf("%s_%d", name, k);
+					char *nm = ir_name(&im, t);
+					free(t);
+					const char *names[] = {nm};
+					Node *n = graph_add_node(im.g, OP_IDENTITY, &sq->v[k], 1, names, 1, where(&im));
+					free(nm);
+					if (!n || !typed(&im, n))
+						break;
+					sq->v[k] = n->out[0];
+				}
+				graph_add_output(im.g, sq->v[k], where(&im));
+			}
+			continue;
+		}
 		if (!check_output_type(&im, gp->output[i]))
 			break;
 		if (!v)
@@ -1718,6 +2007,12 @@ static Graph *import_model(const char *path, const uint8_t *data, size_t len, co
 	strmap_free(&im.syms);
 	strmap_free(&im.irnames);
 	strmap_free(&im.inits);
+	strmap_free(&im.seqs);
+	for (int i = 0; i < im.nseqs; i++) {
+		free(im.seqlist[i]->v);
+		free(im.seqlist[i]);
+	}
+	free(im.seqlist);
 	for (int i = 0; i < im.nknown; i++) {
 		if (im.known[i].owned)
 			tensor_free(im.known[i].t);

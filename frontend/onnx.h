@@ -34,6 +34,17 @@ struct OnnxBinding {
 typedef struct OnnxBinding OnnxBinding;
 Graph *onnx_load_bound(const char *path, const char *dir, OnnxBinding *binds, int nbinds, Diag *d);
 
+/* A part of a test-data value (Graph.input_part, output_part): the whole
+ * TensorProto, an OptionalProto's tensor, or element k >= 0 of a
+ * SequenceProto (or of an OptionalProto's sequence).  gdcc's graphs hold
+ * tensors: a sequence or optional input of the test data becomes one graph
+ * input per tensor in it. */
+enum { ONNX_WHOLE = -1, ONNX_OPTIONAL_TENSOR = -2 };
+/* Part `part` of the value in a test-data file; NULL and *err on failure.
+ * onnx_count_parts: a sequence's length (-1 and *err on failure). */
+Tensor *onnx_load_part(const char *path, int part, char **err);
+int onnx_count_parts(const char *path, char **err);
+
 /* A TensorProto file (the ONNX test data's input_N.pb); NULL and *err set
  * on failure. */
 Tensor *onnx_load_tensor(const char *path, char **err);

@@ -196,6 +196,13 @@ if [ -d "$DATA" ]; then
 	expect_in "$tmp/err" "input 'shape': the value given for it is f32[2,3,4], not of the model's declared type" "--bind of the wrong type"
 	expect_status 2 "--bind without a file" -- "$GDCC" -S "$rs/model.onnx" -t x86-avx2 --bind shape -o "$tmp/rs3.s"
 	[ ! -e "$tmp/rs3.s" ] && [ ! -e "$tmp/c.s" ] && ok || bad "a failed --bind left an output"
+	# a sequence input: one graph input per tensor of the test data; without
+	# test data its length is unknown, and the message says so
+	sq=$DATA/node/test_identity_sequence
+	expect_status 0 "a sequence input from the test data" -- "$GDCC" run "$sq/model.onnx" -t x86-avx2 --onnx-test "$sq/test_data_set_0"
+	expect_in "$tmp/out" "y_1: max abs error 0" "a sequence input from the test data"
+	expect_status 1 "a sequence input without test data" -- "$GDCC" -S "$sq/model.onnx" -t x86-avx2 -o "$tmp/sq.s"
+	expect_in "$tmp/err" "input 'x' is a sequence, not a tensor: not supported by gdcc (its length is data" "a sequence input without test data"
 	# an integer exponent known at import time becomes f32: pow compiles
 	pw=$DATA/node/test_pow_types_float32_int64
 	expect_status 0 "pow with a constant integer exponent" -- "$GDCC" run "$pw/model.onnx" -t x86-avx2 --onnx-test "$pw/test_data_set_0"

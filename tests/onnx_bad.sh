@@ -90,7 +90,7 @@ onnx-resize-sizes-runtime-1.onnx|node 1 (Resize, opset 13): its sizes ('s') is n
 onnx-resize-bad-mode-1.onnx|node 1 (Resize, opset 13): attribute 'mode' = "lanczos" is not one of nearest, linear, cubic
 onnx-resize-scale-count-1.onnx|node 1 (Resize, opset 13): it has 3 scales for 2 axes
 onnx-convtranspose-weights-1.onnx|node 1 (ConvTranspose, opset 13): its weights [3, ...] do not match 3 input channels in 2 groups
-onnx-if-runtime-cond-1.onnx|node 1 (If, opset 13): its condition ('c') is known only when running
+onnx-if-runtime-cond-1.onnx|node 1 (If, opset 13): its condition ('c') is not known when compiling: it is the model's input 'c' (shapes are static in gdcc: give its value with --bind c=FILE.npy
 onnx-if-branch-error-1.onnx|node 1 (Frobnicate, opset 13): op 'Frobnicate' is not supported by gdcc
 # sizes, checked before anything is allocated; data lengths checked exactly
 onnx-init-huge-alloc-1.onnx|initializer 'w': f32[1099511627776] is 4398046511104 bytes
