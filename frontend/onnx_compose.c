@@ -158,6 +158,7 @@ typedef struct {
 /* One resized axis: for each output position o, taps idx[o * k + j] with
  * weights w[o * k + j], plus extra[o]. */
 typedef struct {
+	int axis;
 	int64_t in, out;
 	int k;
 	int64_t *idx;
@@ -595,7 +596,7 @@ static bool import_resize(Imp *im, const Onnx__NodeProto *np, bool upsample)
 			ok = false;
 			break;
 		}
-		p->in = axes[i]; /* (the axis, from here on) */
+		p->axis = (int)axes[i];
 		nplans++;
 	}
 	free(scales), free(roi), free(sizes);
@@ -607,7 +608,7 @@ static bool import_resize(Imp *im, const Onnx__NodeProto *np, bool upsample)
 		Value *cur = x;
 		for (int i = nplans - 1; i >= 0 && ok; i--) {
 			bool last = i == 0;
-			Value *nx = emit_axis(im, np, cur, (int)plans[i].in, &plans[i], last, &ok);
+			Value *nx = emit_axis(im, np, cur, plans[i].axis, &plans[i], last, &ok);
 			if (!last)
 				cur = nx;
 		}
