@@ -46,11 +46,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gdcc_limits.h"
 #include "onnx_imp.h"
 #include "ops.h"
 #include "util.h"
 
 /* ---- small helpers -------------------------------------------------------------------- */
+/* A tensor the translation makes (a constant, or a result it sizes
+ * itself) is within gdcc's limits: false after the message. */
+static bool size_ok(Imp *im, DType dt, const Shape *s, const char *what)
+{
+	char *e = tensor_size_error(dt, s);
+	if (e)
+		imp_fail(im, "%s: %s", what, e);
+	free(e);
+	return !e;
+}
+
 /* f32 values v[n] shaped to broadcast along axis `axis` of a rank-`rank`
  * tensor: [n, 1, ..., 1]. */
 static Tensor *along_axis_f32(const double *v, int64_t n, int axis, int rank)
@@ -557,6 +569,22 @@ static bool import_resize(Imp *im, const Onnx__NodeProto *np, bool upsample)
 		imp_fail(im, "tf_crop_and_resize needs a roi of %d values (it has %d)", 2 * nax, nroi);
 		ok = false;
 	}
+	/* the output's shape first: within the limits before anything is planned */
+	Shape os = x->type.shape;
+	for (int i = 0; ok && i < nax; i++) {
+		int64_t in = x->type.shape.dim[axes[i]];
+		double rs = roi ? roi[i] : 0, re = roi ? roi[nax + i] : 1;
+		double o = nsz ? (double)sizes[i] : floor((double)in * (h.coord == C_TF_CROP_AND_RESIZE ? re - rs : 1) * scales[i]);
+		if (!(o >= 1 && o <= (double)((int64_t)1 << 40))) {
+			imp_fail(im, "axis %" PRId64 " resizes %" PRId64 " elements to %g (gdcc resizes between sizes of at least 1)",
+				 axes[i], in, o);
+			ok = false;
+			break;
+		}
+		os.dim[axes[i]] = (int64_t)o;
+	}
+	if (ok)
+		ok = size_ok(im, x->type.dtype, &os, "its result");
 	AxisPlan plans[MAX_RANK];
 	int nplans = 0;
 	for (int i = 0; ok && i < nax; i++) {
@@ -703,6 +731,17 @@ static bool import_conv_transpose(Imp *im, const Onnx__NodeProto *np)
 	for (int i = 0; i < ns; i++)
 		strided |= s[i] > 1;
 	if (strided) {
+		int64_t sh2[MAX_RANK] = {xs->dim[0], C};
+		for (int i = 0; i < ns; i++)
+			if (__builtin_mul_overflow(xs->dim[2 + i], s[i], &sh2[2 + i])) {
+				imp_fail(im, "spatial axis %d: %" PRId64 " elements at stride %" PRId64 " are too many", i,
+					 xs->dim[2 + i], s[i]);
+				return false;
+			}
+		Shape dil = {rank, {0}};
+		memcpy(dil.dim, sh2, sizeof sh2);
+		if (!size_ok(im, DT_F32, &dil, "its input spread by the strides"))
+			return false;
 		int64_t sh[MAX_RANK];
 		int r2 = 2 + 2 * ns;
 		sh[0] = xs->dim[0], sh[1] = C;
@@ -718,9 +757,6 @@ static bool import_conv_transpose(Imp *im, const Onnx__NodeProto *np)
 			node_set_ints(pn, "pads", pp, 2 * r2);
 		if (!(z = imp_done(im, pn)))
 			return false;
-		int64_t sh2[MAX_RANK] = {xs->dim[0], C};
-		for (int i = 0; i < ns; i++)
-			sh2[2 + i] = xs->dim[2 + i] * s[i];
 		if (!(z = reshape(im, np, z, sh2, rank, "dilated")))
 			return false;
 	}
@@ -951,6 +987,8 @@ static bool import_scatter_elements(Imp *im, const Onnx__NodeProto *np)
 	}
 	Shape gs = *is;
 	gs.dim[gs.rank++] = rank;
+	if (!size_ok(im, DT_I64, &gs, "its coordinates"))
+		return false;
 	int64_t n = shape_numel(is);
 	Tensor *grid = tensor_new(DT_I64, &gs);
 	int64_t pos[MAX_RANK] = {0};

@@ -92,6 +92,8 @@ onnx-resize-scale-count-1.onnx|node 1 (Resize, opset 13): it has 3 scales for 2 
 onnx-convtranspose-weights-1.onnx|node 1 (ConvTranspose, opset 13): its weights [3, ...] do not match 3 input channels in 2 groups
 onnx-if-runtime-cond-1.onnx|node 1 (If, opset 13): its condition ('c') is not known when compiling: it is the model's input 'c' (shapes are static in gdcc: give its value with --bind c=FILE.npy
 onnx-if-branch-error-1.onnx|node 1 (Frobnicate, opset 13): op 'Frobnicate' is not supported by gdcc
+onnx-resize-huge-1.onnx|node 1 (Resize, opset 13): its result: f32[100000000,100000000] is 40000000000000000 bytes
+onnx-convtranspose-stride-huge-1.onnx|node 1 (ConvTranspose, opset 13): its input spread by the strides: f32[1,1,8796093018112,8796093018112]: dimension 3
 # sizes, checked before anything is allocated; data lengths checked exactly
 onnx-init-huge-alloc-1.onnx|initializer 'w': f32[1099511627776] is 4398046511104 bytes
 onnx-init-shape-overflow-1.onnx|initializer 'w': f32[1099511627776,1099511627776] has more elements than fit in 64 bits
