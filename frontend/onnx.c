@@ -929,7 +929,7 @@ static const OpMap op_map[] = {
 	{"Hardmax", OP_HARDMAX, -1}, {"Trilu", OP_TRILU, 1}, {"GatherElements", OP_GATHER_ELEMENTS, -1},
 	{"Tile", OP_TILE, 1}, {"OneHot", OP_ONE_HOT, -1}, {"EyeLike", OP_EYE_LIKE, -1},
 	{"DepthToSpace", OP_DEPTH_TO_SPACE, -1}, {"SpaceToDepth", OP_SPACE_TO_DEPTH, -1},
-	{"GatherND", OP_GATHER_ND, -1}, {"TopK", OP_TOPK, 1},
+	{"GatherND", OP_GATHER_ND, -1}, {"TopK", OP_TOPK, 1}, {"OptionalGetElement", OP_IDENTITY, -1},
 };
 
 /* A node of np's results: result i named after np's output i (absent or
@@ -1291,7 +1291,21 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 	if (strcmp(op, "If") == 0)
 		return import_if(im, np);
 	Seq *sq = np->n_input == 1 && np->input[0][0] ? strmap_get(&im->seqs, np->input[0]) : NULL;
-	if (sq && strcmp(op, "Identity") == 0 && np->n_output == 1 && np->output[0][0]) {
+	if (strcmp(op, "OptionalHasElement") == 0 && np->n_input == 1 && np->n_output == 1 && np->output[0][0]) {
+		/* a value that is there (gdcc takes no empty optional): true */
+		if (!sq && !(np->input[0][0] && sym_value(im, np->input[0]))) {
+			fail(im, "input 1 ('%s') is not defined before the node (an empty optional is not supported by gdcc)",
+			     Q(im, np->input[0]));
+			return false;
+		}
+		Shape s0 = {0};
+		Tensor *t = tensor_new(DT_BOOL, &s0);
+		tensor_set_f(t, 0, 1);
+		Value *v = constant(im, np->output[0], t);
+		return v && sym_bind(im, np->output[0], v);
+	}
+	if (sq && (strcmp(op, "Identity") == 0 || strcmp(op, "OptionalGetElement") == 0) && np->n_output == 1 &&
+	    np->output[0][0]) {
 		/* a sequence's identity: one per tensor */
 		Seq *r = seq_new(im, sq->n);
 		for (int k = 0; k < sq->n; k++) {
@@ -1727,8 +1741,14 @@ static bool import_seq_input(Imp *im, const Onnx__ValueInfoProto *vi, int origin
 		return false;
 	}
 	char *p = xasprintf("%s/input_%d.pb", im->spec_dir, origin), *err = NULL;
-	int n = opt_tensor ? 1 : onnx_count_parts(p, &err);
+	int n = onnx_count_parts(p, &err); /* (an optional tensor: 1, or 0 when it has no value) */
 	bool ok = n >= 0;
+	if (ok && opt_tensor && n != 1) {
+		fail(im, "input '%s': an optional without a value is not supported by gdcc (its graphs hold tensors)",
+		     Q(im, vi->name));
+		free(p);
+		return false;
+	}
 	Seq *q = ok && !opt_tensor ? seq_new(im, n) : NULL;
 	for (int k = 0; ok && k < n; k++) {
 		int part = opt_tensor ? ONNX_OPTIONAL_TENSOR : k;
