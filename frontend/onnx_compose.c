@@ -32,6 +32,9 @@
  *                      (`where`, `equal`); sum or mean (over the weights, or
  *                      the count, of the positions kept) by `reduce_sum`.
  *   SoftmaxCrossEntropyLoss  `logsoftmax` along the classes, then that.
+ *   MaxUnpool          X scattered (`scatter_nd`) to the flat positions I names in
+ *                      a zero tensor (`constant_of_shape`) of the output's shape.
+ *   Hann/Hamming/BlackmanWindow  constants of the size (known when compiling).
  *   Pow                an integer base with an f32 exponent: where the exponent
  *                      is whole, the exact integer `pow` of its cast; else the
  *                      f32 `pow` truncated.
@@ -1553,6 +1556,140 @@ static bool import_sce(Imp *im, const Onnx__NodeProto *np)
 	return true;
 }
 
+/* ---- MaxUnpool ------------------------------------------------------------------------ */
+/* X's values scattered to the flat positions I names in a zero tensor of
+ * the output's shape: constant_of_shape, scatter_nd over the flat view,
+ * reshape. */
+static bool import_maxunpool(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = operand(im, np, 0, "input"), *ix = x ? operand(im, np, 1, "indices") : NULL;
+	if (!ix)
+		return false;
+	const Shape *xs = &x->type.shape;
+	int rank = xs->rank, ns = rank - 2;
+	if (rank < 3 || rank > 5 || !shape_eq(xs, &ix->type.shape) || !dtype_is_int(ix->type.dtype)) {
+		imp_fail(im, "its input must be N, C and 1 to 3 spatial axes, its indices integers of the same shape");
+		return false;
+	}
+	int64_t k[3], st[3] = {1, 1, 1}, pads[6] = {0};
+	bool has_k, has_s, has_p;
+	if (!want_ints(im, np, "kernel_shape", ns, k, &has_k) || !want_ints(im, np, "strides", ns, st, &has_s) ||
+	    !want_ints(im, np, "pads", 2 * ns, pads, &has_p))
+		return false;
+	if (!has_k) {
+		imp_fail(im, "attribute 'kernel_shape' is missing");
+		return false;
+	}
+	/* the positions address the default shape; an output_shape given pads
+	 * (or crops) that, the extra split as the ONNX reference does */
+	Shape os = *xs, want;
+	for (int i = 0; i < ns; i++) {
+		if (k[i] < 1 || st[i] < 1 || k[i] > INT32_MAX || st[i] > INT32_MAX || pads[i] < 0 || pads[ns + i] < 0 ||
+		    pads[i] > INT32_MAX || pads[ns + i] > INT32_MAX ||
+		    __builtin_mul_overflow(xs->dim[2 + i] - 1, st[i], &os.dim[2 + i])) {
+			imp_fail(im, "spatial axis %d: kernel, stride or pads out of range", i);
+			return false;
+		}
+		os.dim[2 + i] += k[i] - pads[i] - pads[ns + i];
+	}
+	want = os;
+	const char *on = imp_input_name(np, 2);
+	if (on) {
+		int cnt;
+		int64_t *v = imp_ints(im, on, &cnt, "output_shape");
+		if (!v)
+			return false;
+		if (cnt != rank) {
+			imp_fail(im, "its output_shape has %d entries, not %d", cnt, rank);
+			free(v);
+			return false;
+		}
+		for (int i = 0; i < rank; i++)
+			want.dim[i] = v[i];
+		free(v);
+		if (!size_ok(im, x->type.dtype, &want, "its output_shape"))
+			return false;
+	}
+	if (want.dim[0] != xs->dim[0] || want.dim[1] != xs->dim[1]) {
+		imp_fail(im, "its output_shape must keep N and C (%" PRId64 ", %" PRId64 ")", xs->dim[0], xs->dim[1]);
+		return false;
+	}
+	for (int i = 2; i < rank; i++)
+		if (os.dim[i] < 1 || want.dim[i] < 1) {
+			imp_fail(im, "its output would have %" PRId64 " elements along axis %d", os.dim[i], i);
+			return false;
+		}
+	if (!size_ok(im, x->type.dtype, &os, "its result"))
+		return false;
+	int64_t total = shape_numel(&os), n = shape_numel(xs), one = 1;
+	Node *zn = imp_step(im, np, OP_CONSTANT_OF_SHAPE, NULL, 0, "zeros");
+	if (zn) {
+		node_set_ints(zn, "shape", &total, 1);
+		node_set_dtype(zn, "dtype", x->type.dtype);
+	}
+	Value *zv = imp_done(im, zn);
+	int64_t is[2] = {n, one};
+	Value *iv = zv ? reshape(im, np, ix, is, 2, "positions") : NULL;
+	Value *uv = iv ? reshape(im, np, x, &n, 1, "values") : NULL;
+	Value *in[3] = {zv, iv, uv};
+	Value *flat = uv ? imp_done(im, imp_step(im, np, OP_SCATTER_ND, in, 3, "flat")) : NULL;
+	bool same = shape_eq(&os, &want);
+	Node *rn = flat ? imp_step(im, np, OP_RESHAPE, &flat, 1, same ? NULL : "unpooled") : NULL;
+	if (rn)
+		node_set_ints(rn, "shape", os.dim, rank);
+	if (same)
+		return imp_finish(im, rn, np);
+	Value *r = imp_done(im, rn);
+	int64_t pp[2 * MAX_RANK] = {0};
+	for (int i = 2; i < rank; i++) {
+		int64_t extra = want.dim[i] - os.dim[i], half = extra >= 0 ? extra / 2 : -((-extra + 1) / 2);
+		pp[i] = half, pp[rank + i] = extra - half;
+	}
+	Node *pn = r ? imp_step(im, np, OP_PAD, &r, 1, NULL) : NULL;
+	if (pn)
+		node_set_ints(pn, "pads", pp, 2 * rank);
+	return imp_finish(im, pn, np);
+}
+
+/* ---- window functions ------------------------------------------------------------------ */
+/* Hann, Hamming, Blackman: constants of the size given (known when
+ * compiling), in double as the ONNX reference, as f32. */
+static bool import_window(Imp *im, const Onnx__NodeProto *np, int kind)
+{
+	const char *sn = imp_input_name(np, 0);
+	int cnt;
+	int64_t *sz = sn ? imp_ints(im, sn, &cnt, "size") : NULL;
+	if (!sn)
+		imp_fail(im, "its size (input 1) is missing");
+	if (!sz)
+		return false;
+	int64_t size = sz[0];
+	free(sz);
+	if (cnt != 1 || size < 0 || size > ((int64_t)1 << 30)) {
+		imp_fail(im, "its size must be one count in [0, 2^30]");
+		return false;
+	}
+	if (attr_int(np, "output_datatype", 1) != 1) {
+		imp_fail(im, "output_datatype %" PRId64 " is not supported (f32: 1)", attr_int(np, "output_datatype", 1));
+		return false;
+	}
+	bool periodic = attr_int(np, "periodic", 1) != 0;
+	double d = periodic ? (double)size : (double)size - 1;
+	Shape s1 = {1, {size}};
+	Tensor *t = tensor_new(DT_F32, &s1);
+	for (int64_t n = 0; n < size; n++) {
+		double x = (double)n, w;
+		switch (kind) {
+		case 0: w = pow(sin(x * M_PI / d), 2); break;                                     /* Hann */
+		case 1: w = 25.0 / 46.0 - cos(x * 2 * M_PI / d) * (1 - 25.0 / 46.0); break;     /* Hamming */
+		default: w = cos(x * 2 * M_PI / d) * -0.5 + cos(x * 4 * M_PI / d) * 0.08 + 0.42; /* Blackman */
+		}
+		((float *)t->data)[n] = (float)w;
+	}
+	Value *c = imp_const(im, np, "window", t);
+	return c && imp_finish(im, imp_step(im, np, OP_IDENTITY, &c, 1, NULL), np);
+}
+
 /* ---- training-mode Dropout ---------------------------------------------------------- */
 /* MT19937 (Matsumoto and Nishimura), seeded as numpy's RandomState(seed). */
 typedef struct {
@@ -1694,6 +1831,10 @@ bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 		*ok = import_nll(im, np);
 	else if (strcmp(op, "SoftmaxCrossEntropyLoss") == 0)
 		*ok = import_sce(im, np);
+	else if (strcmp(op, "MaxUnpool") == 0)
+		*ok = import_maxunpool(im, np);
+	else if (strcmp(op, "HannWindow") == 0 || strcmp(op, "HammingWindow") == 0 || strcmp(op, "BlackmanWindow") == 0)
+		*ok = import_window(im, np, op[1] == 'a' && op[2] == 'n' ? 0 : op[1] == 'a' ? 1 : 2);
 	else if (strcmp(op, "Einsum") == 0)
 		*ok = import_einsum(im, np);
 	else if (strcmp(op, "ScatterElements") == 0 || strcmp(op, "Scatter") == 0)
