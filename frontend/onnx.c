@@ -930,6 +930,7 @@ static const OpMap op_map[] = {
 	{"Tile", OP_TILE, 1}, {"OneHot", OP_ONE_HOT, -1}, {"EyeLike", OP_EYE_LIKE, -1},
 	{"DepthToSpace", OP_DEPTH_TO_SPACE, -1}, {"SpaceToDepth", OP_SPACE_TO_DEPTH, -1},
 	{"GatherND", OP_GATHER_ND, -1}, {"TopK", OP_TOPK, 1}, {"OptionalGetElement", OP_IDENTITY, -1},
+	{"Optional", OP_IDENTITY, -1},
 };
 
 /* A node of np's results: result i named after np's output i (absent or
@@ -1190,6 +1191,245 @@ Value *imp_const(Imp *im, const Onnx__NodeProto *np, const char *what, Tensor *t
 
 static bool import_node(Imp *im, const Onnx__NodeProto *np);
 
+/* ---- sequence ops: at import time (a sequence is a list of values whose
+ * length is known then) ------------------------------------------------------------- */
+static const char *const seq_ops[] = {"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceErase",
+				      "SequenceAt", "SequenceLength", "ConcatFromSequence", "SplitToSequence"};
+enum { S_EMPTY, S_CONSTRUCT, S_INSERT, S_ERASE, S_AT, S_LENGTH, S_CONCAT, S_SPLIT };
+
+static int seq_op_kind(const char *op)
+{
+	for (int i = 0; i < (int)(sizeof seq_ops / sizeof *seq_ops); i++)
+		if (strcmp(op, seq_ops[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* A position operand (one integer known when compiling) in [-n, n + end). */
+static bool seq_position(Imp *im, const Onnx__NodeProto *np, size_t at, int n, bool end, int *pos)
+{
+	const char *nm = input_name(np, at);
+	if (!nm) {
+		*pos = end ? n : n - 1;
+		return true;
+	}
+	int cnt;
+	int64_t *v = const_ints(im, nm, &cnt, "position");
+	if (!v)
+		return false;
+	int64_t p = v[0];
+	free(v);
+	if (cnt != 1 || p < -(int64_t)n || p > (int64_t)n - (end ? 0 : 1)) {
+		fail(im, "its position %" PRId64 " is outside the sequence of %d", p, n);
+		return false;
+	}
+	*pos = (int)(p < 0 ? p + n : p);
+	return true;
+}
+
+static bool bind_seq(Imp *im, const Onnx__NodeProto *np, Seq *q)
+{
+	if (np->n_output < 1 || !np->output[0][0]) {
+		fail(im, "it has no result");
+		return false;
+	}
+	if (!strmap_add(&im->seqs, np->output[0], q)) {
+		fail(im, "'%s' is defined twice (ONNX values are assigned once)", Q(im, np->output[0]));
+		return false;
+	}
+	return true;
+}
+
+static bool import_seq_op(Imp *im, const Onnx__NodeProto *np, int kind)
+{
+	Seq *in = np->n_input && np->input[0][0] ? strmap_get(&im->seqs, np->input[0]) : NULL;
+	bool wants_seq = kind != S_EMPTY && kind != S_CONSTRUCT && kind != S_SPLIT;
+	if (wants_seq && !in) {
+		fail(im, "input 1 is not a sequence");
+		return false;
+	}
+	switch (kind) {
+	case S_EMPTY: return bind_seq(im, np, seq_new(im, 0));
+	case S_CONSTRUCT: {
+		Seq *q = seq_new(im, (int)np->n_input);
+		for (size_t i = 0; i < np->n_input; i++)
+			if (!(q->v[i] = np->input[i][0] ? sym_value(im, np->input[i]) : NULL)) {
+				fail(im, "input %zu is not a tensor defined before the node", i + 1);
+				return false;
+			}
+		return bind_seq(im, np, q);
+	}
+	case S_INSERT: case S_ERASE: {
+		int pos;
+		if (!seq_position(im, np, kind == S_INSERT ? 2 : 1, in->n, kind == S_INSERT, &pos))
+			return false;
+		Value *t = NULL;
+		if (kind == S_INSERT && !(t = np->n_input > 1 && np->input[1][0] ? sym_value(im, np->input[1]) : NULL)) {
+			fail(im, "its tensor (input 2) is missing");
+			return false;
+		}
+		Seq *q = seq_new(im, in->n + (kind == S_INSERT ? 1 : -1));
+		for (int i = 0, j = 0; i < in->n; i++) {
+			if (kind == S_INSERT && i == pos)
+				q->v[j++] = t;
+			if (kind == S_ERASE && i == pos)
+				continue;
+			q->v[j++] = in->v[i];
+		}
+		if (kind == S_INSERT && pos == in->n)
+			q->v[in->n] = t;
+		return bind_seq(im, np, q);
+	}
+	case S_AT: {
+		int pos;
+		if (!input_name(np, 1)) {
+			fail(im, "its position (input 2) is missing");
+			return false;
+		}
+		if (!seq_position(im, np, 1, in->n, false, &pos))
+			return false;
+		Node *n = add_node(im, OP_IDENTITY, &in->v[pos], 1, np, 1);
+		return n && finish(im, n, np);
+	}
+	case S_LENGTH: {
+		Shape s0 = {0};
+		Tensor *t = tensor_new(DT_I64, &s0);
+		((int64_t *)t->data)[0] = in->n;
+		Value *v = constant(im, np->output[0], t);
+		return v && sym_bind(im, np->output[0], v);
+	}
+	case S_CONCAT: {
+		if (in->n < 1) {
+			fail(im, "it concatenates an empty sequence");
+			return false;
+		}
+		const Onnx__AttributeProto *aa = att(np, "axis"), *na = att(np, "new_axis");
+		if (!aa) {
+			fail(im, "attribute 'axis' is missing");
+			return false;
+		}
+		int64_t axis = aa->i;
+		bool new_axis = na && na->i;
+		Value **items = xcalloc((size_t)in->n, sizeof *items);
+		bool ok = true;
+		for (int i = 0; ok && i < in->n; i++) {
+			items[i] = in->v[i];
+			if (new_axis) { /* each item gains the axis first */
+				int r = items[i]->type.shape.rank + 1;
+				int64_t a = axis < 0 ? axis + r : axis;
+				char *b = xasprintf("%s.item%d", np->output[0], i);
+				char *nm = ir_name(im, b);
+				free(b);
+				const char *names[] = {nm};
+				Node *u = graph_add_node(im->g, OP_UNSQUEEZE, &items[i], 1, names, 1, where(im));
+				free(nm);
+				if (u)
+					node_set_ints(u, "axes", &a, 1);
+				ok = u && typed(im, u);
+				if (ok)
+					items[i] = u->out[0];
+			}
+		}
+		Node *n = ok ? add_node(im, OP_CONCAT, items, in->n, np, 1) : NULL;
+		free(items);
+		if (!n)
+			return false;
+		node_set_int(n, "axis", axis);
+		return finish(im, n, np);
+	}
+	case S_SPLIT: {
+		Value *x = np->n_input && np->input[0][0] ? sym_value(im, np->input[0]) : NULL;
+		if (!x) {
+			fail(im, "its input is not a tensor defined before the node");
+			return false;
+		}
+		const Onnx__AttributeProto *aa = att(np, "axis"), *ka = att(np, "keepdims");
+		int rank = x->type.shape.rank;
+		int64_t axis = aa ? aa->i : 0;
+		if (axis < -rank || axis >= rank) {
+			fail(im, "axis %" PRId64 " is out of range for rank %d", axis, rank);
+			return false;
+		}
+		if (axis < 0)
+			axis += rank;
+		int64_t len = x->type.shape.dim[axis];
+		int64_t *parts = NULL;
+		int np_ = 0;
+		const char *sn = input_name(np, 1);
+		bool squeeze = false;
+		if (sn) {
+			int cnt;
+			int64_t *v = const_ints(im, sn, &cnt, "split");
+			if (!v)
+				return false;
+			Value *sv = sym_value(im, sn);
+			if (sv && sv->type.shape.rank == 0) { /* chunks of v[0], the last shorter */
+				if (v[0] < 1) {
+					fail(im, "its split %" PRId64 " is not a positive length", v[0]);
+					free(v);
+					return false;
+				}
+				np_ = (int)((len + v[0] - 1) / v[0]);
+				parts = xcalloc((size_t)(np_ ? np_ : 1), sizeof *parts);
+				for (int i = 0; i < np_; i++)
+					parts[i] = i < np_ - 1 ? v[0] : len - v[0] * (np_ - 1);
+				free(v);
+			} else {
+				parts = v;
+				np_ = cnt;
+			}
+		} else { /* pieces of one; keepdims 0 drops the axis */
+			np_ = (int)len;
+			parts = xcalloc((size_t)(np_ ? np_ : 1), sizeof *parts);
+			for (int i = 0; i < np_; i++)
+				parts[i] = 1;
+			squeeze = ka && ka->i == 0;
+		}
+		Seq *q = seq_new(im, np_);
+		bool ok = np_ > 0;
+		Node *sp = NULL;
+		if (ok) {
+			char **names = xcalloc((size_t)np_, sizeof *names);
+			for (int i = 0; i < np_; i++) {
+				char *b = xasprintf("%s.part%d", np->output[0], i);
+				names[i] = ir_name(im, b);
+				free(b);
+			}
+			sp = graph_add_node(im->g, OP_SPLIT, &x, 1, (const char *const *)names, np_, where(im));
+			for (int i = 0; i < np_; i++)
+				free(names[i]);
+			free(names);
+			if (sp) {
+				node_set_int(sp, "axis", axis);
+				node_set_ints(sp, "split", parts, np_);
+			}
+			ok = sp && typed(im, sp);
+		} else {
+			fail(im, "it splits an empty axis");
+		}
+		free(parts);
+		for (int i = 0; ok && i < np_; i++) {
+			q->v[i] = sp->out[i];
+			if (squeeze) {
+				char *b = xasprintf("%s.item%d", np->output[0], i);
+				char *nm = ir_name(im, b);
+				free(b);
+				const char *names1[] = {nm};
+				Node *u = graph_add_node(im->g, OP_SQUEEZE, &q->v[i], 1, names1, 1, where(im));
+				free(nm);
+				if (u)
+					node_set_ints(u, "axes", &axis, 1);
+				ok = u && typed(im, u);
+				if (ok)
+					q->v[i] = u->out[0];
+			}
+		}
+		return ok && bind_seq(im, np, q);
+	}
+	}
+	return false;
+}
+
 /* If with a condition known when compiling (exporters test shapes so): the
  * branch taken, its nodes inline (they see the enclosing names), its
  * results bound to the If's.  A condition known only when running is an
@@ -1262,6 +1502,14 @@ static bool import_if(Imp *im, const Onnx__NodeProto *np)
 	im->node_index = outer_index;
 	for (size_t i = 0; ok && i < gp->n_output; i++) {
 		const char *on = gp->output[i]->name;
+		Seq *bq = on ? strmap_get(&im->seqs, on) : NULL;
+		if (bq) { /* a sequence: the If's result is the same list */
+			if (np->output[i][0] && !strmap_add(&im->seqs, np->output[i], bq)) {
+				fail(im, "'%s' is defined twice (ONNX values are assigned once)", Q(im, np->output[i]));
+				ok = false;
+			}
+			continue;
+		}
 		Value *v = on ? sym_value(im, on) : NULL;
 		if (!v) {
 			fail(im, "%s: result %zu ('%s') is not computed by the branch", bname, i + 1, on ? Q(im, on) : "");
@@ -1304,8 +1552,8 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		Value *v = constant(im, np->output[0], t);
 		return v && sym_bind(im, np->output[0], v);
 	}
-	if (sq && (strcmp(op, "Identity") == 0 || strcmp(op, "OptionalGetElement") == 0) && np->n_output == 1 &&
-	    np->output[0][0]) {
+	if (sq && (strcmp(op, "Identity") == 0 || strcmp(op, "OptionalGetElement") == 0 || strcmp(op, "Optional") == 0) &&
+	    np->n_output == 1 && np->output[0][0]) {
 		/* a sequence's identity: one per tensor */
 		Seq *r = seq_new(im, sq->n);
 		for (int k = 0; k < sq->n; k++) {
@@ -1325,6 +1573,9 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		}
 		return true;
 	}
+	int sop = seq_op_kind(op);
+	if (sop >= 0)
+		return import_seq_op(im, np, sop);
 	for (size_t i = 0; i < np->n_input; i++)
 		if (np->input[i][0] && strmap_get(&im->seqs, np->input[i])) {
 			fail(im, "input %zu ('%s') is a sequence: %s of a sequence is not supported by gdcc (its graphs hold "
