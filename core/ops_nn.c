@@ -19,18 +19,9 @@ const AttrSpec conv_attrs[] = {
 	{.name = "pads", .kind = ATTR_INTS, .has_range = true, .min = 0, .max = INT32_MAX},
 	{.name = "strides", .kind = ATTR_INTS, .has_range = true, .min = 1, .max = INT32_MAX},
 	{0}};
+/* (also maxpool_argmax's: storage_order, ONNX's layout of the Indices
+ * result, matters to it only: 1 is the spatial axes column-major) */
 const AttrSpec maxpool_attrs[] = {
-	{.name = "auto_pad", .kind = ATTR_STRING, .has_default = true, .def_s = "NOTSET", .choices = "NOTSET|SAME_UPPER|SAME_LOWER|VALID"},
-	{.name = "ceil_mode", .kind = ATTR_INT, .has_default = true, .def_i = 0, .has_range = true, .min = 0, .max = 1},
-	{.name = "dilations", .kind = ATTR_INTS, .has_range = true, .min = 1, .max = INT32_MAX},
-	{.name = "kernel_shape", .kind = ATTR_INTS, .required = true, .has_range = true, .min = 1, .max = INT32_MAX},
-	{.name = "pads", .kind = ATTR_INTS, .has_range = true, .min = 0, .max = INT32_MAX},
-	{.name = "storage_order", .kind = ATTR_INT, .has_default = true, .def_i = 0, .has_range = true, .min = 0, .max = 1},
-	{.name = "strides", .kind = ATTR_INTS, .has_range = true, .min = 1, .max = INT32_MAX},
-	{0}};
-/* maxpool's (storage_order, ONNX's layout of the Indices result, matters
- * to maxpool_argmax only: 1 is the spatial axes column-major) */
-const AttrSpec maxpool_argmax_attrs[] = {
 	{.name = "auto_pad", .kind = ATTR_STRING, .has_default = true, .def_s = "NOTSET", .choices = "NOTSET|SAME_UPPER|SAME_LOWER|VALID"},
 	{.name = "ceil_mode", .kind = ATTR_INT, .has_default = true, .def_i = 0, .has_range = true, .min = 0, .max = 1},
 	{.name = "dilations", .kind = ATTR_INTS, .has_range = true, .min = 1, .max = INT32_MAX},

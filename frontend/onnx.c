@@ -716,6 +716,24 @@ static void not_known(Imp *im, const Value *v, const char *name, const char *wha
 		fail(im, "its %s ('%s') is not known when compiling: dynamic shapes are not supported", what, Q(im, name));
 }
 
+/* v's value when compiling: known, or the test data's / a binding's (then
+ * *owned, to free); NULL after the message naming `what`. */
+static const Tensor *compile_time_value(Imp *im, const Value *v, const char *name, const char *what, Tensor **owned)
+{
+	const Tensor *t = value_of(im, v);
+	*owned = t ? NULL : spec_input(im, v);
+	if (*owned)
+		return *owned;
+	if (!t) {
+		const char *why = known(im, v)->why;
+		if (why)
+			fail(im, "its %s ('%s') cannot be computed when compiling: %s", what, Q(im, name), why);
+		else
+			not_known(im, v, name, what);
+	}
+	return t;
+}
+
 /* An input that gdcc takes as an attribute: its values as integers. */
 static int64_t *const_ints(Imp *im, const char *name, int *n, const char *what)
 {
@@ -724,18 +742,10 @@ static int64_t *const_ints(Imp *im, const char *name, int *n, const char *what)
 		fail(im, "its %s ('%s') is not defined before the node", what, Q(im, name));
 		return NULL;
 	}
-	const Tensor *t = value_of(im, v);
-	Tensor *owned = t ? NULL : spec_input(im, v); /* (a bool input of the test data) */
-	if (owned)
-		t = owned;
-	if (!t) {
-		const char *why = known(im, v)->why;
-		if (why)
-			fail(im, "its %s ('%s') cannot be computed when compiling: %s", what, Q(im, name), why);
-		else
-			not_known(im, v, name, what);
+	Tensor *owned;
+	const Tensor *t = compile_time_value(im, v, name, what, &owned);
+	if (!t)
 		return NULL;
-	}
 	int64_t *r = NULL;
 	int64_t cnt = tensor_numel(t);
 	if (!dtype_is_int(t->type.dtype) && t->type.dtype != DT_BOOL) {
@@ -1124,18 +1134,10 @@ double *imp_floats(Imp *im, const char *name, int *n, const char *what)
 		fail(im, "its %s ('%s') is not defined before the node", what, Q(im, name));
 		return NULL;
 	}
-	const Tensor *t = value_of(im, v);
-	Tensor *owned = t ? NULL : spec_input(im, v);
-	if (owned)
-		t = owned;
-	if (!t) {
-		const char *why = known(im, v)->why;
-		if (why)
-			fail(im, "its %s ('%s') cannot be computed when compiling: %s", what, Q(im, name), why);
-		else
-			not_known(im, v, name, what);
+	Tensor *owned;
+	const Tensor *t = compile_time_value(im, v, name, what, &owned);
+	if (!t)
 		return NULL;
-	}
 	int64_t cnt = tensor_numel(t);
 	if (cnt > CONST_INTS_MAX) {
 		fail(im, "its %s ('%s') has %" PRId64 " entries, more than gdcc takes (%d)", what, Q(im, name), cnt,
