@@ -99,6 +99,7 @@ struct Imp {
 	const Onnx__NodeProto *node; /* being translated, for messages */
 	size_t node_index;
 	const char *spec_dir;        /* test data to specialize inputs to, or NULL */
+	char *data_dir;              /* the model file's directory (external data), or NULL */
 	OnnxBinding *binds;          /* values to specialize inputs to, by name */
 	int nbinds;
 	int if_depth;                /* branches of Ifs being imported */
@@ -221,13 +222,122 @@ static const char *onnx_dtype_name(int32_t t)
 /* The tensor of a TensorProto, its size checked before anything is
  * allocated and its data length checked exactly.  NULL and *err (without
  * the tensor's name: callers say which tensor) on failure. */
-static Tensor *tensor_of_proto(const Onnx__TensorProto *tp, Onnx__TensorProto *steal, char **err);
-static Tensor *tensor_of(const Onnx__TensorProto *tp, char **err) { return tensor_of_proto(tp, NULL, err); }
+static Tensor *tensor_of_proto(const Onnx__TensorProto *tp, Onnx__TensorProto *steal, const char *dir, char **err);
+static Tensor *tensor_of(const Onnx__TensorProto *tp, char **err) { return tensor_of_proto(tp, NULL, NULL, err); }
+
+/* Is an external data location a plain relative path that stays inside the
+ * model's directory (as ONNX's checker requires: no absolute path, no ".."
+ * component)? */
+static bool external_location_ok(const char *loc)
+{
+	if (!loc[0] || loc[0] == '/')
+		return false;
+	for (const char *p = loc; *p;) {
+		size_t n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return false;
+		p += n;
+		p += *p == '/';
+	}
+	return true;
+}
+
+/* A decimal count of bytes (external_data's "offset" and "length"). */
+static bool parse_bytes(const char *s, uint64_t *v)
+{
+	if (!*s)
+		return false;
+	uint64_t x = 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
+			return false;
+		x = x * 10 + (uint64_t)(*s - '0');
+	}
+	*v = x;
+	return true;
+}
+
+/* The bytes of a tensor kept in an external file (TensorProto.external_data:
+ * "location" relative to dir, the model's directory; "offset", "length";
+ * "checksum" is not verified), read into t's data.  false and *err on
+ * failure. */
+static bool read_external(const Onnx__TensorProto *tp, const char *dir, Tensor *t, uint64_t bytes, char **err)
+{
+	const char *loc = NULL, *off = NULL, *len = NULL;
+	for (size_t i = 0; i < tp->n_external_data; i++) {
+		const Onnx__StringStringEntryProto *e = tp->external_data[i];
+		const char *k = e->key ? e->key : "", *v = e->value ? e->value : "";
+		if (strcmp(k, "location") == 0)
+			loc = v;
+		else if (strcmp(k, "offset") == 0)
+			off = v;
+		else if (strcmp(k, "length") == 0)
+			len = v;
+	}
+	char vb[SHOW_MAX * 4 + 16];
+	if (!dir) {
+		*err = xstrdup("its data is in an external file (gdcc reads external data only for the tensors of a model file)");
+		return false;
+	}
+	if (!loc) {
+		*err = xstrdup("its data is external but external_data has no \"location\"");
+		return false;
+	}
+	if (!external_location_ok(loc)) {
+		*err = xasprintf("external data location \"%s\" is not a relative path inside the model's directory",
+				 escape_to(vb, sizeof vb, loc));
+		return false;
+	}
+	uint64_t o = 0, l = bytes;
+	if (off && !parse_bytes(off, &o)) {
+		*err = xasprintf("external data offset \"%s\" is not a byte count", escape_to(vb, sizeof vb, off));
+		return false;
+	}
+	if (len && !parse_bytes(len, &l)) {
+		*err = xasprintf("external data length \"%s\" is not a byte count", escape_to(vb, sizeof vb, len));
+		return false;
+	}
+	if (l != bytes) {
+		*err = xasprintf("its external data is %" PRIu64 " bytes, its shape needs %" PRIu64, l, bytes);
+		return false;
+	}
+	char *path = xasprintf("%s/%s", dir, loc);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	bool ok = false;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		*err = xasprintf("cannot read its external data %s: %s", escape_to(vb, sizeof vb, path), strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		*err = xasprintf("its external data %s is not a regular file", escape_to(vb, sizeof vb, path));
+	} else if (o > (uint64_t)st.st_size || (uint64_t)st.st_size - o < bytes) {
+		*err = xasprintf("its external data %s holds %" PRIu64 " bytes, the tensor needs %" PRIu64 " at offset %" PRIu64,
+				 escape_to(vb, sizeof vb, path), (uint64_t)st.st_size, bytes, o);
+	} else {
+		uint8_t *p = t->data;
+		uint64_t done = 0;
+		while (done < bytes) {
+			size_t want = bytes - done > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)(bytes - done);
+			ssize_t r = pread(fd, p + done, want, (off_t)(o + done));
+			if (r <= 0) {
+				*err = xasprintf("cannot read its external data %s: %s", escape_to(vb, sizeof vb, path),
+						 r < 0 ? strerror(errno) : "the file is shorter than it was");
+				break;
+			}
+			done += (uint64_t)r;
+		}
+		ok = done == bytes;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return ok;
+}
 
 /* The same; `steal` (tp itself, or NULL): raw data is taken from the
  * message instead of copied (an initializer, read once: a large model's
- * weights are not copied again). */
-static Tensor *tensor_of_proto(const Onnx__TensorProto *tp, Onnx__TensorProto *steal, char **err)
+ * weights are not copied again); dir: the model's directory, where external
+ * data is looked for (NULL: external data is an error). */
+static Tensor *tensor_of_proto(const Onnx__TensorProto *tp, Onnx__TensorProto *steal, const char *dir, char **err)
 {
 	DType dt = dtype_of(tp->data_type);
 	if (dt == DT_INVALID) {
@@ -237,10 +347,6 @@ static Tensor *tensor_of_proto(const Onnx__TensorProto *tp, Onnx__TensorProto *s
 	}
 	if (tp->n_dims > MAX_RANK) {
 		*err = xasprintf("rank %zu is not supported (at most %d)", tp->n_dims, MAX_RANK);
-		return NULL;
-	}
-	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-		*err = xstrdup("its data is in an external file, which gdcc does not read");
 		return NULL;
 	}
 	if (tp->segment) {
@@ -260,6 +366,17 @@ static Tensor *tensor_of_proto(const Onnx__TensorProto *tp, Onnx__TensorProto *s
 	if (!shape_numel_checked(&s, &n) || !type_bytes_checked(dt, &s, &bytes)) {
 		*err = xstrdup("its size does not fit in 64 bits");
 		return NULL;
+	}
+	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+		Tensor *t = tensor_new(dt, &s);
+		if (!read_external(tp, dir, t, bytes, err)) {
+			tensor_free(t);
+			return NULL;
+		}
+		if (dt == DT_BOOL)
+			for (uint64_t i = 0; i < bytes; i++)
+				((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
+		return t;
 	}
 	if (tp->has_raw_data) {
 		if (tp->raw_data.len != bytes) {
@@ -1039,7 +1156,7 @@ static bool import_constant(Imp *im, const Onnx__NodeProto *np)
 	if ((a = att(np, "value"))) {
 		if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR || !a->t)
 			err = xstrdup("attribute 'value' holds no tensor");
-		else if (!(t = tensor_of(a->t, &err))) {
+		else if (!(t = tensor_of_proto(a->t, NULL, im->data_dir, &err))) {
 			char *e = xasprintf("attribute 'value': %s", err);
 			free(err);
 			err = e;
@@ -1473,7 +1590,7 @@ static bool import_if(Imp *im, const Onnx__NodeProto *np)
 	for (size_t i = 0; i < gp->n_initializer; i++) {
 		Onnx__TensorProto *tp = gp->initializer[i];
 		char *err = NULL;
-		Tensor *t = tp->name ? tensor_of(tp, &err) : NULL;
+		Tensor *t = tp->name ? tensor_of_proto(tp, NULL, im->data_dir, &err) : NULL;
 		if (!t) {
 			fail(im, "%s: initializer %zu: %s", bname, i + 1, err ? err : "it has no name");
 			free(err);
@@ -1794,7 +1911,7 @@ static bool import_node(Imp *im, const Onnx__NodeProto *np)
 		const Onnx__AttributeProto *a = att(np, "value");
 		if (a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && a->t) {
 			char *err = NULL;
-			Tensor *t = tensor_of(a->t, &err);
+			Tensor *t = tensor_of_proto(a->t, NULL, im->data_dir, &err);
 			if (!t) {
 				fail(im, "attribute 'value': %s", err);
 				free(err);
@@ -2148,8 +2265,8 @@ static bool check_output_type(Imp *im, const Onnx__ValueInfoProto *vi)
 	return true;
 }
 
-static Graph *import_model(const char *path, const uint8_t *data, size_t len, const char *dir, OnnxBinding *binds,
-			   int nbinds, Diag *d)
+static Graph *import_model(const char *path, bool on_disk, const uint8_t *data, size_t len, const char *dir,
+			   OnnxBinding *binds, int nbinds, Diag *d)
 {
 	if (!nesting_ok(&onnx__model_proto__descriptor, data, len)) {
 		diag_error(d, loc_at(path, 0, 0), "not an ONNX model: messages nested more than %d deep", MAX_NESTING);
@@ -2163,6 +2280,10 @@ static Graph *import_model(const char *path, const uint8_t *data, size_t len, co
 		return NULL;
 	}
 	Imp im = {.d = d, .opset = 1, .ok = true, .spec_dir = dir, .binds = binds, .nbinds = nbinds};
+	if (on_disk) {
+		const char *slash = strrchr(path, '/');
+		im.data_dir = slash ? xasprintf("%.*s", (int)(slash == path ? 1 : slash - path), path) : xstrdup(".");
+	}
 	im.irnames.owns_keys = true;
 	const Onnx__GraphProto *gp = mp->graph;
 	char *gname = xstrdup(gp->name && gp->name[0] ? gp->name : "model");
@@ -2216,7 +2337,7 @@ static Graph *import_model(const char *path, const uint8_t *data, size_t len, co
 	for (size_t i = 0; i < gp->n_initializer && im.ok; i++) {
 		Onnx__TensorProto *tp = gp->initializer[i];
 		char *err = NULL;
-		Tensor *t = tensor_of_proto(tp, tp, &err);
+		Tensor *t = tensor_of_proto(tp, tp, im.data_dir, &err);
 		if (!t) {
 			fail(&im, "initializer '%s': %s", Q(&im, tp->name), err);
 			free(err);
@@ -2292,6 +2413,7 @@ static Graph *import_model(const char *path, const uint8_t *data, size_t len, co
 		free(im.known[i].why);
 	}
 	free(im.known);
+	free(im.data_dir);
 	onnx__model_proto__free_unpacked(mp, NULL);
 	if (!im.ok) {
 		graph_free(im.g);
@@ -2303,7 +2425,7 @@ static Graph *import_model(const char *path, const uint8_t *data, size_t len, co
 
 Graph *onnx_load_buffer(const char *name, const uint8_t *data, size_t len, Diag *d)
 {
-	return import_model(name, data, len, NULL, NULL, 0, d);
+	return import_model(name, false, data, len, NULL, NULL, 0, d);
 }
 
 Graph *onnx_load(const char *path, Diag *d)
@@ -2328,7 +2450,7 @@ Graph *onnx_load_bound(const char *path, const char *dir, OnnxBinding *binds, in
 		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		close(fd);
 		if (m != MAP_FAILED) {
-			Graph *g = import_model(path, m, (size_t)st.st_size, dir, binds, nbinds, d);
+			Graph *g = import_model(path, true, m, (size_t)st.st_size, dir, binds, nbinds, d);
 			munmap(m, (size_t)st.st_size);
 			return g;
 		}
@@ -2341,7 +2463,7 @@ Graph *onnx_load_bound(const char *path, const char *dir, OnnxBinding *binds, in
 		diag_error(d, loc_at(path, 0, 0), "cannot read model: %s", strerror(errno));
 		return NULL;
 	}
-	Graph *g = import_model(path, (const uint8_t *)buf, len, dir, binds, nbinds, d);
+	Graph *g = import_model(path, true, (const uint8_t *)buf, len, dir, binds, nbinds, d);
 	free(buf);
 	return g;
 }

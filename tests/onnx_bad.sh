@@ -63,6 +63,7 @@ check_bad() {
 # messages the verifier gives, which a note then places in the node).
 while IFS='|' read -r f expect; do
 	case $f in '#'* | '') continue ;; esac
+	expect=$(printf '%s' "$expect" | sed "s|\\\$D|$D|g")
 	check_bad "$f (-S)" "$D/$f: error: $expect" "$GDCC" -S -t x86-avx2 -o "$tmp/w/o.s" "$D/$f"
 	check_bad "$f (import)" "$D/$f: error: $expect" "$GDCC" import "$D/$f" -o "$tmp/w/out.ir"
 done <<'EOF'
@@ -105,6 +106,15 @@ onnx-dim-param-1.onnx|input 'x': dimension 1 is not a number (dynamic shapes are
 onnx-output-type-huge-1.onnx|output 'y': its declared type: f32[4294967296,4294967296] has more elements
 onnx-raw-data-short-1.onnx|initializer 'w': it holds 4 bytes of raw data, its shape needs 24
 onnx-typed-data-long-1.onnx|initializer 'w': it holds 4 values, its shape needs 3
+# external data (TensorProto.external_data, a file beside the model)
+onnx-external-no-location-1.onnx|initializer 'w': its data is external but external_data has no "location"
+onnx-external-absolute-1.onnx|initializer 'w': external data location "/etc/passwd" is not a relative path inside the model's directory
+onnx-external-dotdot-1.onnx|initializer 'w': external data location "sub/../../onnx-external-data-1.bin" is not a relative path
+onnx-external-missing-1.onnx|initializer 'w': cannot read its external data $D/no-such-file.bin: No such file or directory
+onnx-external-directory-1.onnx|initializer 'w': its external data $D/. is not a regular file
+onnx-external-short-1.onnx|initializer 'w': its external data $D/onnx-external-data-1.bin holds 20 bytes, the tensor needs 12 at offset 12
+onnx-external-length-1.onnx|initializer 'w': its external data is 16 bytes, its shape needs 12
+onnx-external-offset-bad-1.onnx|initializer 'w': external data offset "-4" is not a byte count
 # the model as a whole
 onnx-no-outputs-unlocated-1.onnx|graph 'g' has no outputs
 onnx-duplicate-definition-1.onnx|node 2 (Neg, opset 13): 'y' is defined twice
@@ -148,6 +158,14 @@ if [ $? -eq 0 ] && grep -q '= relu(x)' "$tmp/out" && ! grep -q 'neg' "$tmp/out" 
 	ok
 else
 	bad "onnx-if-known-cond-1.onnx: not the then branch under the name y:"
+	cat "$tmp/out" "$tmp/err" | sed 's/^/  | /'
+fi
+# an initializer in an external file, at an offset, its checksum not read
+"$GDCC" --emit=ir "$D/onnx-external-data-1.onnx" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 0 ] && grep -qF 'const w : f32[3] = [1.5, -2.0, 0.25]' "$tmp/out"; then
+	ok
+else
+	bad "onnx-external-data-1.onnx: its external initializer not read:"
 	cat "$tmp/out" "$tmp/err" | sed 's/^/  | /'
 fi
 # each value of a shape computation uses the one before twice (60 deep: 2^59
