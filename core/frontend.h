@@ -57,6 +57,19 @@ typedef struct {
 	int n, cap;
 } ResultList;
 
+/* One entry of a `mesh [dp=2, tp=2]` or `shard x [dp, _]` list. */
+typedef struct {
+	char *name;
+	Loc loc;
+	bool has_size;
+	int64_t size;
+} SpecItem;
+
+typedef struct {
+	SpecItem *v;
+	int n, cap;
+} SpecList;
+
 typedef struct {
 	/* lexer state */
 	const char *file;

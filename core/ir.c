@@ -303,7 +303,26 @@ void graph_free(Graph *g)
 	free(g->output_origin);
 	free(g->output_part);
 	strmap_free(&g->index);
+	for (int i = 0; i < g->mesh.naxes; i++)
+		free(g->mesh.name[i]);
+	for (int i = 0; i < g->nannots; i++)
+		shard_annot_free(&g->annots[i]);
+	free(g->annots);
 	free(g);
+}
+
+void shard_annot_free(ShardAnnot *a)
+{
+	free(a->value);
+	for (int i = 0; i < a->naxis; i++)
+		free(a->axis[i]);
+	free(a->axis);
+	free(a->axis_loc);
+	for (int i = 0; i < a->npartial; i++)
+		free(a->partial[i]);
+	free(a->partial);
+	free(a->partial_loc);
+	memset(a, 0, sizeof *a);
 }
 
 static Value *find_among(Value *const *vs, int n, const char *name)

@@ -121,6 +121,39 @@ typedef struct {
 	void *data;       /* INIT_TENSOR: a Tensor (owned) */
 } ConstInit;
 
+/* ---- sharding (core/shard.h, docs/ir.md "Sharding") -------------------- */
+enum { MAX_MESH_AXES = 4 };
+
+/* The device mesh: named axes, each of a size; naxes 0: no mesh. */
+typedef struct {
+	int naxes;
+	char *name[MAX_MESH_AXES];
+	int64_t size[MAX_MESH_AXES];
+	Loc loc;
+} Mesh;
+
+/* How a value is laid out over the mesh: per tensor axis the mesh axis it
+ * is split over (-1: whole on every device), and the mesh axes over which
+ * each device holds a partial sum (bit per mesh axis). */
+typedef struct {
+	bool set;
+	int8_t dim[MAX_RANK];
+	uint8_t partial;
+} Sharding;
+
+/* A `shard NAME [...]` statement (or --shard) as written, checked once the
+ * graph is typed (shard_resolve). */
+typedef struct {
+	char *value;       /* the value's name */
+	char **axis;       /* per tensor axis: a mesh axis name, or "_" */
+	Loc *axis_loc;
+	int naxis;
+	char **partial;    /* mesh axes of a partial sum */
+	Loc *partial_loc;
+	int npartial;
+	Loc loc;
+} ShardAnnot;
+
 /* ---- values, nodes, graphs -------------------------------------------- */
 typedef struct Node Node;
 
@@ -140,6 +173,7 @@ typedef struct Value {
 			     * (rewrite.h keeps these; graph_build_uses rebuilds them) */
 	int nusers, capusers;
 	bool is_input, is_output;
+	Sharding shard;     /* its sharding (core/shard.c), when the graph has a mesh */
 } Value;
 
 enum OpKind {
@@ -186,10 +220,14 @@ typedef struct Graph {
 	int *output_origin;   /* imported models: each output's index in the source model (NULL: its own) */
 	int *output_part;     /* ... and its part, as input_part */
 	StrMap index;         /* values by name (keys: their names) */
+	Mesh mesh;            /* the device mesh (naxes 0: none) */
+	ShardAnnot *annots;   /* sharding annotations as written, in order */
+	int nannots;
 } Graph;
 
 Graph *graph_new(const char *name);
 void graph_free(Graph *g);
+void shard_annot_free(ShardAnnot *a);
 /* A node and what it owns (not its operands' or results' values). */
 void node_free(Node *n);
 Value *graph_find_value(const Graph *g, const char *name); /* O(1): hashed */

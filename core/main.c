@@ -39,6 +39,7 @@
 #include "ops.h"
 #include "npusim.h"
 #include "pipeline.h"
+#include "shard.h"
 #include "profile.h"
 #include "place.h"
 #include "printer.h"
@@ -79,10 +80,18 @@ static void usage(FILE *out)
 	      "      --bind NAME=FILE.npy  an ONNX model specialized to this value of its\n"
 	      "                       input NAME (an integer input that decides a shape)\n"
 	      "      --emit=STAGE     print a stage: ir (the verified graph in model.ir syntax),\n"
+	      "                       sharding (every value's sharding over the mesh and the\n"
+	      "                       collectives, with their bytes),\n"
 	      "                       legality (each node's decision on the -t target),\n"
 	      "                       placement (which nodes run on the target, which on its\n"
 	      "                       host, and the transfers), loops (the Loop IR), mir\n"
 	      "                       (instructions after allocation)\n"
+	      "      --mesh NAME=SIZE,...  a device mesh for the model (as model.ir's 'mesh')\n"
+	      "      --shard NAME=[AXIS,...]  a value split over mesh axes (_: whole), as\n"
+	      "                       model.ir's 'shard'\n"
+	      "      --parallel=data|tensor --devices N  a strategy: the inputs split by\n"
+	      "                       batch, or the weights split Megatron-style (column then\n"
+	      "                       row parallel)\n"
 	      "      --host=TARGET    where a target's fallback nodes run (default: the .md's\n"
 	      "                       param host, e.g. x86-avx2 for npu-systolic)\n"
 	      "      --param NAME=VALUE  override a parameter of the -t target's .md (e.g.\n"
@@ -235,6 +244,7 @@ static int pass_option(Options *o, int c, const char *arg)
 static uint64_t max_model_bytes = GDCC_DEFAULT_MAX_MODEL_BYTES;
 
 enum { OPT_MAX_TENSOR = 0x100, OPT_MAX_WORKSPACE, OPT_MAX_MODEL };
+enum { OPT_MESH = 0x1c0, OPT_SHARD, OPT_PARALLEL, OPT_DEVICES };
 #define LIMIT_OPTIONS \
 	{"max-tensor-bytes", required_argument, NULL, OPT_MAX_TENSOR}, \
 	{"max-workspace-bytes", required_argument, NULL, OPT_MAX_WORKSPACE}, \
@@ -292,7 +302,8 @@ static void list_ops(void)
 			snprintf(out, sizeof out, "%d", o->min_out);
 		else
 			snprintf(out, sizeof out, "%d-%d", o->min_out, o->max_out);
-		printf("%-18s in %-4s out %-4s %s\n", o->name, in, out, o->summary);
+		printf("%-18s in %-4s out %-4s %s%s\n", o->name, in, out, o->summary,
+		       o->shard == SHARD_COLLECTIVE ? " [collective: inserted by the sharding pass]" : "");
 		for (const AttrSpec *s = o->attrs; s->name; s++)
 			printf("%-18s   %s: %s%s\n", "", s->name, attr_kind_name(s->kind), s->required ? " (required)" : "");
 	}
@@ -471,6 +482,36 @@ static int finish(Diag *d, int status)
 static void write_ir(FILE *out, const void *g) { print_graph(out, g); }
 
 typedef struct {
+	Graph *g;
+	ShardReport r;
+} ShardJob;
+
+static void write_sharding(FILE *out, const void *ctx)
+{
+	const ShardJob *j = ctx;
+	shard_print(out, j->g, &j->r);
+}
+
+/* The command line's mesh, shardings or strategy, then every annotation
+ * checked against the typed graph. */
+static bool apply_sharding(Graph *g, Options *o, Diag *d)
+{
+	if (o->mesh_text && !shard_mesh_from_text(g, o->mesh_text, d))
+		return false;
+	for (int i = 0; i < o->nshard_texts; i++)
+		if (!shard_annot_from_text(g, o->shard_texts[i], d))
+			return false;
+	if (o->parallel && !shard_apply_strategy(g, (Parallel)o->parallel, o->devices, d))
+		return false;
+	return shard_resolve(g, d);
+}
+
+static bool compiles_anything(bool assemble, bool object, const char *emit)
+{
+	return assemble || object || (emit && strcmp(emit, "ir") != 0 && strcmp(emit, "sharding") != 0);
+}
+
+typedef struct {
 	const Target *t;
 	LegalityFormat format;
 } LegalityJob;
@@ -609,6 +650,10 @@ static int check_with(Options *o, int argc, char **argv)
 		{"header", required_argument, NULL, 'I'},
 		{"entry", required_argument, NULL, 'E'},
 		{"bind", required_argument, NULL, 'B'},
+		{"mesh", required_argument, NULL, OPT_MESH},
+		{"shard", required_argument, NULL, OPT_SHARD},
+		{"parallel", required_argument, NULL, OPT_PARALLEL},
+		{"devices", required_argument, NULL, OPT_DEVICES},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		LIMIT_OPTIONS,
@@ -673,10 +718,34 @@ static int check_with(Options *o, int argc, char **argv)
 		}
 		case 'e':
 			if (strcmp(optarg, "ir") != 0 && strcmp(optarg, "legality") != 0 && strcmp(optarg, "loops") != 0 &&
-			    strcmp(optarg, "mir") != 0 && strcmp(optarg, "placement") != 0)
-				return usage_error("unknown --emit stage '%s' (known: ir, legality, placement, loops, mir)", optarg);
+			    strcmp(optarg, "mir") != 0 && strcmp(optarg, "placement") != 0 && strcmp(optarg, "sharding") != 0)
+				return usage_error("unknown --emit stage '%s' (known: ir, sharding, legality, placement, loops, mir)",
+						   optarg);
 			emit = optarg;
 			break;
+		case OPT_MESH: o->mesh_text = optarg; break;
+		case OPT_SHARD:
+			o->shard_texts = xrealloc(o->shard_texts, (size_t)(o->nshard_texts + 1) * sizeof *o->shard_texts);
+			o->shard_texts[o->nshard_texts++] = optarg;
+			break;
+		case OPT_PARALLEL:
+			if (strcmp(optarg, "data") == 0)
+				o->parallel = PARALLEL_DATA;
+			else if (strcmp(optarg, "tensor") == 0)
+				o->parallel = PARALLEL_TENSOR;
+			else if (strcmp(optarg, "pipeline") == 0 || strcmp(optarg, "auto") == 0)
+				return usage_error("--parallel=%s is not built yet (known: data, tensor)", optarg);
+			else
+				return usage_error("unknown --parallel '%s' (known: data, tensor)", optarg);
+			break;
+		case OPT_DEVICES: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 1 || v > 65536)
+				return usage_error("--devices needs a count from 1 to 65536, got '%s'", optarg);
+			o->devices = (int)v;
+			break;
+		}
 		case 'f': format = optarg; break;
 		case OPT_MAX_TENSOR:
 		case OPT_MAX_WORKSPACE:
@@ -732,7 +801,16 @@ static int check_with(Options *o, int argc, char **argv)
 		return usage_error("-S and -c: choose one (-S writes assembly, -c an object file)%s", "");
 	if (emit && (assemble || object))
 		return usage_error("%s and --emit=%s: choose one", assemble ? "-S" : "-c", emit);
-	if (((emit && strcmp(emit, "ir") != 0) || assemble || object) && !target)
+	if (o->parallel && !o->devices)
+		return usage_error("--parallel needs --devices N%s", "");
+	if (o->devices && !o->parallel)
+		return usage_error("--devices goes with --parallel=data|tensor (or declare a mesh: --mesh)%s", "");
+	if (o->parallel && (o->mesh_text || o->nshard_texts))
+		return usage_error("--parallel chooses the mesh and the shardings: not with --mesh or --shard%s", "");
+	if (o->nshard_texts && !o->mesh_text)
+		return usage_error("--shard needs a mesh: --mesh NAME=SIZE,...%s", "");
+	bool sharding_emit = emit && strcmp(emit, "sharding") == 0;
+	if (((emit && strcmp(emit, "ir") != 0 && !sharding_emit) || assemble || object) && !target)
 		return usage_error("this output needs a target: -t TARGET (see --list-targets)%s", "");
 	if (o->weights && !assemble)
 		return usage_error("--weights applies to -S (-c puts the weights in the object)%s", "");
@@ -771,6 +849,16 @@ static int check_with(Options *o, int argc, char **argv)
 			graph_free(g);
 			g = NULL;
 		}
+	if (g && !apply_sharding(g, o, &d)) {
+		graph_free(g);
+		g = NULL;
+	}
+	if (g && g->mesh.naxes && !sharding_emit && !(emit && strcmp(emit, "ir") == 0) && (compiles_anything(assemble, object, emit) || target)) {
+		diag_error(&d, g->mesh.loc, "the model is sharded over a mesh of %" PRId64 " devices: compiling one program per "
+			   "device (the SPMD lowering) is not built yet; --emit=sharding shows the partitioning", shard_mesh_devices(&g->mesh));
+		graph_free(g);
+		g = NULL;
+	}
 	if (!g) {
 		free(default_obj);
 		return finish(&d, EXIT_INPUT);
@@ -808,6 +896,15 @@ static int check_with(Options *o, int argc, char **argv)
 		placement_free(pl);
 	} else if (target && !legality_check(g, target, &d, NULL)) {
 		rc = EXIT_INPUT;
+	} else if (sharding_emit) {
+		if (!g->mesh.naxes) {
+			diag_error(&d, g->loc, "--emit=sharding: the model has no mesh (declare one, or give --mesh or --parallel)");
+			rc = EXIT_INPUT;
+		} else {
+			ShardJob job = {g, {.split_weights = o->parallel == PARALLEL_TENSOR}};
+			rc = shard_propagate(g, &job.r, &d) ? write_output(out, write_sharding, &job) : EXIT_INPUT;
+			shard_report_free(&job.r);
+		}
 	} else if (emit && strcmp(emit, "ir") == 0) {
 		rc = write_output(out, write_ir, g);
 	} else if (emit) {

@@ -36,6 +36,25 @@ typedef bool (*InferFn)(InferCtx *cx);
  * types; returns false after reporting a run-time error into d. */
 typedef bool (*KernelFn)(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d);
 
+/* How an op's operands' and results' shardings relate (core/shard.c). */
+typedef enum {
+	SHARD_REPLICATE,   /* every operand and result whole on every device */
+	SHARD_ELEMENTWISE, /* results follow the operands (broadcasting); partial sums resolved */
+	SHARD_LINEAR,      /* the same, and partial sums pass through (add, sub, sum, neg, identity) */
+	SHARD_MATMUL,      /* batch, rows of A, columns of B; a split K gives a partial sum */
+	SHARD_GEMM,        /* the same through transA/transB; C follows the result */
+	SHARD_CONV,        /* batch, output channels (weights' axis 0); split input channels give a partial sum */
+	SHARD_POOL,        /* batch and channels follow; the spatial axes whole */
+	SHARD_CHANNEL,     /* batchnorm: the input's sharding; the per-channel operands follow axis 1 */
+	SHARD_LAYERNORM,   /* the axes from `axis` on whole; the others follow */
+	SHARD_AXIS,        /* the axis attribute's axis whole; the others follow (softmax, concat, split) */
+	SHARD_REDUCE,      /* reduced axes whole (reduce_sum over a split axis: a partial sum) */
+	SHARD_RESHAPE,     /* a split axis maps to the outermost axis of its group (reshape, flatten, squeeze) */
+	SHARD_TRANSPOSE,   /* the split axes permuted */
+	SHARD_SOURCE,      /* no operands: the users decide (constants) */
+	SHARD_COLLECTIVE,  /* inserted by the pass */
+} ShardRule;
+
 typedef struct {
 	const char *name;
 	int min_in, max_in;    /* max -1: variadic */
@@ -45,6 +64,7 @@ typedef struct {
 	KernelFn kernel;
 	const char *summary;
 	const char *native_uses; /* selection operations of the direct lowering */
+	ShardRule shard;         /* sharding rule */
 } OpInfo;
 
 extern const OpInfo op_info[OP_COUNT];
@@ -53,7 +73,7 @@ OpKind op_lookup(const char *name, size_t len);
 const AttrSpec *op_attr_spec(OpKind op, const char *name);
 
 /* Declarations of every spec, rule and kernel named in ops.def. */
-#define OP(id, name, mini, maxi, mino, maxo, attrs, infer, kernel, summary, uses) \
+#define OP(id, name, mini, maxi, mino, maxo, attrs, infer, kernel, summary, uses, shard) \
 	extern const AttrSpec attrs[];                                     \
 	bool infer(InferCtx *cx);                                          \
 	bool kernel(const Node *n, Tensor *const *in, Tensor *const *out, Diag *d);

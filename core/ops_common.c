@@ -8,13 +8,25 @@
 #include "util.h"
 
 const OpInfo op_info[OP_COUNT] = {
-#define OP(id, nm, mini, maxi, mino, maxo, at, inf, ker, sum, uses) \
-	[OP_##id] = {nm, mini, maxi, mino, maxo, at, inf, ker, sum, uses},
+#define OP(id, nm, mini, maxi, mino, maxo, at, inf, ker, sum, uses, sh) \
+	[OP_##id] = {nm, mini, maxi, mino, maxo, at, inf, ker, sum, uses, sh},
 #include "ops.def"
 #undef OP
 };
 
 const AttrSpec no_attrs[] = {{0}};
+const AttrSpec collective_attrs[] = {
+	{.name = "mesh_axis", .kind = ATTR_STRING, .required = true},
+	{0}};
+const AttrSpec collective_axis_attrs[] = {
+	{.name = "axis", .kind = ATTR_INT, .required = true, .has_range = true, .min = 0, .max = MAX_RANK - 1},
+	{.name = "mesh_axis", .kind = ATTR_STRING, .required = true},
+	{0}};
+const AttrSpec all_to_all_attrs[] = {
+	{.name = "split_axis", .kind = ATTR_INT, .required = true, .has_range = true, .min = 0, .max = MAX_RANK - 1},
+	{.name = "concat_axis", .kind = ATTR_INT, .required = true, .has_range = true, .min = 0, .max = MAX_RANK - 1},
+	{.name = "mesh_axis", .kind = ATTR_STRING, .required = true},
+	{0}};
 
 OpKind op_lookup(const char *name, size_t len)
 {

@@ -42,6 +42,12 @@ typedef struct {
 	const char *profile_path;   /* ... FILE: the profile as JSON (NULL: the table only; "-": stdout) */
 	const char *profile_tmp;    /* the staged file written for it (output.c), NULL for stdout */
 	int profile_runs;           /* --profile-runs=N: timed repetitions (default 5) */
+	/* sharding over a device mesh (core/shard.h) */
+	const char *mesh_text;      /* --mesh NAME=SIZE,... */
+	const char **shard_texts;   /* --shard NAME=[AXIS,...], each */
+	int nshard_texts;
+	int parallel;               /* --parallel: a Parallel (shard.h), 0: none */
+	int devices;                /* --devices N (0: not given) */
 	/* what the driver measured and knows, for the report and messages */
 	Loc model_loc;              /* the model's graph */
 	double front_seconds[2];    /* parse+verify, legality */

@@ -17,6 +17,7 @@ int yylex(YYSTYPE *lval, YYLTYPE *lloc, Parser *p);
 #include <string.h>
 
 #include "ops.h"
+#include "shard.h"
 #include "util.h"
 
 static void yyerror(YYLTYPE *loc, Parser *p, const char *msg);
@@ -31,6 +32,11 @@ static void declare_input(Parser *p, char *name, YYLTYPE nl, TensorType t);
 static void declare_const(Parser *p, char *name, YYLTYPE nl, TensorType t, Arg *init);
 static void declare_node(Parser *p, ResultList *res, char *op, YYLTYPE ol, ArgList *args);
 static void declare_output(Parser *p, char *name, YYLTYPE nl);
+static void speclist_push(SpecList *l, SpecItem it);
+static void speclist_free(SpecList *l);
+static void declare_mesh(Parser *p, char *kw, YYLTYPE kl, SpecList *items);
+static void declare_shard(Parser *p, char *kw, YYLTYPE kl, char *name, YYLTYPE nl, SpecList *axes, char *pkw,
+			  YYLTYPE pl, SpecList *partial);
 static void poison_line(Parser *p, int line);
 }
 
@@ -51,6 +57,8 @@ static void poison_line(Parser *p, int line);
 	Result res;
 	ResultList results;
 	TensorType type;
+	SpecItem item;
+	SpecList items;
 }
 
 %token END 0 "end of file"
@@ -67,6 +75,8 @@ static void poison_line(Parser *p, int line);
 %type <res> result
 %type <results> results
 %type <type> type
+%type <item> specitem
+%type <items> specs speclist
 
 %destructor { free($$); } <s>
 %destructor { free($$.v); } <nums>
@@ -74,6 +84,8 @@ static void poison_line(Parser *p, int line);
 %destructor { args_free(&$$); } <args>
 %destructor { free($$.name); } <res>
 %destructor { results_free(&$$); } <results>
+%destructor { free($$.name); } <item>
+%destructor { speclist_free(&$$); } <items>
 
 %%
 
@@ -106,6 +118,29 @@ decl
 	| CONST IDENT ':' type '=' init   { declare_const(p, $2, @2, $4, &$6); }
 	| results '=' IDENT '(' args ')'  { declare_node(p, &$1, $3, @3, &$5); }
 	| OUTPUT outputs
+	| IDENT '[' specs ']'     { declare_mesh(p, $1, @1, &$3); }
+	| IDENT IDENT '[' specs ']' {
+		declare_shard(p, $1, @1, $2, @2, &$4, NULL, @1, NULL);
+	}
+	| IDENT IDENT '[' specs ']' IDENT '[' specs ']' {
+		declare_shard(p, $1, @1, $2, @2, &$4, $6, @6, &$8);
+	}
+	;
+
+specs
+	: %empty                 { $$ = (SpecList){0}; }
+	| speclist               { $$ = $1; }
+	| speclist ','           { $$ = $1; }
+	;
+
+speclist
+	: specitem               { $$ = (SpecList){0}; speclist_push(&$$, $1); }
+	| speclist ',' specitem  { $$ = $1; speclist_push(&$$, $3); }
+	;
+
+specitem
+	: IDENT                  { $$ = (SpecItem){.name = $1, .loc = mkloc(p, @1)}; }
+	| IDENT '=' INT          { $$ = (SpecItem){.name = $1, .loc = mkloc(p, @1), .has_size = true, .size = $3}; }
 	;
 
 outputs
@@ -235,6 +270,117 @@ static void args_free(ArgList *l)
 		arg_free(&l->v[i]);
 	free(l->v);
 	memset(l, 0, sizeof *l);
+}
+
+static void speclist_push(SpecList *l, SpecItem it)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 4;
+		l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+	}
+	l->v[l->n++] = it;
+}
+
+static void speclist_free(SpecList *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->v[i].name);
+	free(l->v);
+	memset(l, 0, sizeof *l);
+}
+
+/* `mesh [dp=2, tp=2]`: the device mesh, once, before any shard statement. */
+static void declare_mesh(Parser *p, char *kw, YYLTYPE kl, SpecList *items)
+{
+	Loc loc = mkloc(p, kl);
+	Mesh *m = &p->g->mesh;
+	if (strcmp(kw, "mesh") != 0) {
+		diag_error(p->d, loc, "'%s [...]' is not a statement (a device mesh is 'mesh [NAME=SIZE, ...]')", kw);
+	} else if (m->naxes) {
+		diag_error(p->d, loc, "a second mesh (the graph has one device mesh)");
+		diag_note(p->d, m->loc, "the mesh is declared here");
+	} else if (items->n == 0) {
+		diag_error(p->d, loc, "the mesh has no axes");
+	} else if (items->n > MAX_MESH_AXES) {
+		diag_error(p->d, items->v[MAX_MESH_AXES].loc, "the mesh has %d axes, at most %d are supported", items->n,
+			   MAX_MESH_AXES);
+	} else {
+		bool ok = true;
+		for (int i = 0; i < items->n; i++) {
+			SpecItem *it = &items->v[i];
+			char *e = it->has_size ? shard_mesh_axis_error(m, it->name, it->size)
+					       : xasprintf("mesh axis '%s' needs a size: %s=N", it->name, it->name);
+			if (e) {
+				diag_error(p->d, it->loc, "%s", e);
+				free(e);
+				ok = false;
+			} else if (ok) {
+				m->name[m->naxes] = it->name;
+				m->size[m->naxes++] = it->size;
+				it->name = NULL;
+			}
+		}
+		if (!ok) {
+			for (int i = 0; i < m->naxes; i++)
+				free(m->name[i]);
+			m->naxes = 0;
+		} else {
+			m->loc = loc;
+		}
+	}
+	free(kw);
+	speclist_free(items);
+}
+
+/* `shard NAME [ax, _, ...] [partial [ax, ...]]`: recorded as written,
+ * checked against the typed graph by shard_resolve. */
+static void declare_shard(Parser *p, char *kw, YYLTYPE kl, char *name, YYLTYPE nl, SpecList *axes, char *pkw,
+			  YYLTYPE pl, SpecList *partial)
+{
+	Loc loc = mkloc(p, kl);
+	if (strcmp(kw, "shard") != 0) {
+		diag_error(p->d, loc, "'%s %s [...]' is not a statement (a sharding is 'shard NAME [AXIS or _, ...]')", kw, name);
+	} else if (pkw && strcmp(pkw, "partial") != 0) {
+		diag_error(p->d, mkloc(p, pl), "expected 'partial [AXIS, ...]' after the sharding, not '%s'", pkw);
+	} else if (!p->g->mesh.naxes) {
+		diag_error(p->d, loc, "a sharding before the graph's mesh (declare 'mesh [NAME=SIZE, ...]' first)");
+	} else if (!graph_find_value(p->g, name)) {
+		diag_error(p->d, mkloc(p, nl), "'%s' is not defined before the shard statement", name);
+	} else {
+		bool ok = true;
+		for (int i = 0; i < axes->n; i++)
+			if (axes->v[i].has_size)
+				diag_error(p->d, axes->v[i].loc, "a sharding names mesh axes or _, without sizes"), ok = false;
+		for (int i = 0; partial && i < partial->n; i++)
+			if (partial->v[i].has_size)
+				diag_error(p->d, partial->v[i].loc, "'partial' names mesh axes, without sizes"), ok = false;
+		if (ok) {
+			ShardAnnot a = {.value = name, .loc = mkloc(p, nl), .naxis = axes->n};
+			name = NULL;
+			a.axis = xcalloc((size_t)axes->n + 1, sizeof *a.axis);
+			a.axis_loc = xcalloc((size_t)axes->n + 1, sizeof *a.axis_loc);
+			for (int i = 0; i < axes->n; i++) {
+				a.axis[i] = axes->v[i].name;
+				axes->v[i].name = NULL;
+				a.axis_loc[i] = axes->v[i].loc;
+			}
+			a.npartial = partial ? partial->n : 0;
+			a.partial = xcalloc((size_t)a.npartial + 1, sizeof *a.partial);
+			a.partial_loc = xcalloc((size_t)a.npartial + 1, sizeof *a.partial_loc);
+			for (int i = 0; i < a.npartial; i++) {
+				a.partial[i] = partial->v[i].name;
+				partial->v[i].name = NULL;
+				a.partial_loc[i] = partial->v[i].loc;
+			}
+			shard_add_annot(p->g, &a);
+		}
+	}
+	free(kw);
+	free(name);
+	free(pkw);
+	speclist_free(axes);
+	if (partial)
+		speclist_free(partial);
 }
 
 static void results_free(ResultList *l)

@@ -203,6 +203,9 @@ void options_free(Options *o)
 	o->binds = NULL;
 	o->nbinds = 0;
 	free(o->param_settings);
+	free(o->shard_texts);
+	o->shard_texts = NULL;
+	o->nshard_texts = 0;
 	if (o->param_target)
 		target_copy_free(o->param_target);
 	o->print_after = o->disabled = o->param_settings = NULL;

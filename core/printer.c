@@ -1,5 +1,6 @@
 /* model.ir printer. */
 #include <math.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,6 +259,12 @@ static void print_graph_with(FILE *out, const Graph *g, bool grouped)
 		seen = xcalloc((size_t)gr.k + 1, sizeof *seen);
 	}
 	fprintf(out, "graph %s {\n", g->name);
+	if (g->mesh.naxes) {
+		fputs("  mesh [", out);
+		for (int a = 0; a < g->mesh.naxes; a++)
+			fprintf(out, "%s%s=%" PRId64, a ? ", " : "", g->mesh.name[a], g->mesh.size[a]);
+		fputs("]\n", out);
+	}
 	for (int i = 0; i < g->ninputs; i++) {
 		fprintf(out, "  input %s : ", g->inputs[i]->name);
 		print_type(out, &g->inputs[i]->type);
@@ -295,6 +302,16 @@ static void print_graph_with(FILE *out, const Graph *g, bool grouped)
 			print_attr(out, &n->attrs[k]);
 		}
 		fputs(")\n", out);
+	}
+	for (int i = 0; i < g->nannots; i++) {
+		const ShardAnnot *a = &g->annots[i];
+		fprintf(out, "  shard %s [", a->value);
+		for (int k = 0; k < a->naxis; k++)
+			fprintf(out, "%s%s", k ? ", " : "", a->axis[k]);
+		fputc(']', out);
+		for (int k = 0; k < a->npartial; k++)
+			fprintf(out, "%s%s", k ? ", " : " partial [", a->partial[k]);
+		fputs(a->npartial ? "]\n" : "\n", out);
 	}
 	for (int i = 0; i < g->noutputs; i++)
 		fprintf(out, "  output %s\n", g->outputs[i]->name);

@@ -1,0 +1,69 @@
+/* Sharding over a device mesh (GSPMD-style; docs/ir.md "Sharding").
+ *
+ * A graph may declare a mesh (`mesh [dp=2, tp=2]`) and annotate values
+ * (`shard x [dp, _]`); the command line can do the same for an ONNX model
+ * (--mesh, --shard) or choose a strategy (--parallel=data|tensor
+ * --devices N).  shard_resolve() checks the annotations against the typed
+ * graph; shard_propagate() gives every value a sharding by the op table's
+ * per-op rules (ops.def, ShardRule), forwards through the graph, with an
+ * annotated result deciding its node's operands and constants taking what
+ * their first user needs, and inserts the collectives (all_reduce,
+ * all_gather, reduce_scatter, all_to_all) and the local reshapes
+ * (shard_slice, shard_partial) where a value's sharding must change.  In
+ * the global view every collective is the identity, so the graph still
+ * computes what the model does. */
+#ifndef GDCC_SHARD_H
+#define GDCC_SHARD_H
+
+#include <stdio.h>
+
+#include "ir.h"
+
+/* Adding axis name=size to m: NULL, or the problem (malloc'd). */
+char *shard_mesh_axis_error(const Mesh *m, const char *name, int64_t size);
+/* Index of a mesh axis, -1 when m has none by that name. */
+int shard_mesh_axis(const Mesh *m, const char *name);
+/* Devices of the whole mesh. */
+int64_t shard_mesh_devices(const Mesh *m);
+/* g takes *a (its strings); *a is cleared. */
+void shard_add_annot(Graph *g, ShardAnnot *a);
+
+/* The command line's forms: --mesh "dp=2,tp=2" (brackets optional) and
+ * --shard "NAME=[dp,_]" (brackets optional); errors into d, false. */
+bool shard_mesh_from_text(Graph *g, const char *text, Diag *d);
+bool shard_annot_from_text(Graph *g, const char *text, Diag *d);
+
+typedef enum { PARALLEL_NONE, PARALLEL_DATA, PARALLEL_TENSOR } Parallel;
+
+/* --parallel=data: mesh [dp=N] and every input split along its axis 0
+ * (those whose axis 0 N divides); tensor: mesh [tp=N], weights split by
+ * the rules (Megatron: column-parallel, then row-parallel).  false and an
+ * error when the graph has a mesh already. */
+bool shard_apply_strategy(Graph *g, Parallel par, int devices, Diag *d);
+
+/* Check each annotation (the value exists, rank, axes, divisibility, no
+ * axis twice) and set Value.shard; errors located at the annotation. */
+bool shard_resolve(Graph *g, Diag *d);
+
+typedef struct {
+	char **notes;      /* conflicts met and how they were resolved */
+	int nnotes;
+	bool split_weights; /* the tensor strategy: rules split constant weights */
+} ShardReport;
+
+/* Give every value a sharding and insert the collectives (see above).
+ * The graph's outputs end whole unless annotated.  false after an error. */
+bool shard_propagate(Graph *g, ShardReport *r, Diag *d);
+void shard_report_free(ShardReport *r);
+
+/* "[dp, _] partial [tp]" into buf. */
+char *sharding_str(const Mesh *m, const Sharding *s, int rank, char *buf, size_t n);
+/* A value's shape on one device. */
+Shape shard_local_shape(const Mesh *m, const Sharding *s, const Shape *global);
+/* Bytes each device sends for a collective node (0 for the local ones). */
+uint64_t shard_collective_bytes(const Graph *g, const Node *n);
+/* --emit=sharding: every value's sharding and local type, every
+ * collective with its bytes, the notes. */
+void shard_print(FILE *out, const Graph *g, const ShardReport *r);
+
+#endif
