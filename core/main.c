@@ -633,6 +633,51 @@ static int unknown_target(const char *name)
 	return EXIT_USAGE;
 }
 
+/* --mesh, --shard, --parallel, --devices into o: 0, or a usage error's status. */
+static int shard_option(Options *o, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_MESH: o->mesh_text = arg; break;
+	case OPT_SHARD:
+		o->shard_texts = xrealloc(o->shard_texts, (size_t)(o->nshard_texts + 1) * sizeof *o->shard_texts);
+		o->shard_texts[o->nshard_texts++] = arg;
+		break;
+	case OPT_PARALLEL:
+		if (strcmp(arg, "data") == 0)
+			o->parallel = PARALLEL_DATA;
+		else if (strcmp(arg, "tensor") == 0)
+			o->parallel = PARALLEL_TENSOR;
+		else if (strcmp(arg, "pipeline") == 0 || strcmp(arg, "auto") == 0)
+			return usage_error("--parallel=%s is not built yet (known: data, tensor)", arg);
+		else
+			return usage_error("unknown --parallel '%s' (known: data, tensor)", arg);
+		break;
+	default: { /* OPT_DEVICES */
+		char *end;
+		long v = strtol(arg, &end, 10);
+		if (*end || end == arg || v < 1 || v > 65536)
+			return usage_error("--devices needs a count from 1 to 65536, got '%s'", arg);
+		o->devices = (int)v;
+		break;
+	}
+	}
+	return 0;
+}
+
+/* The combinations of those that make sense: 0, or a usage error's status. */
+static int shard_options_check(const Options *o)
+{
+	if (o->parallel && !o->devices)
+		return usage_error("--parallel needs --devices N%s", "");
+	if (o->devices && !o->parallel)
+		return usage_error("--devices goes with --parallel=data|tensor (or declare a mesh: --mesh)%s", "");
+	if (o->parallel && (o->mesh_text || o->nshard_texts))
+		return usage_error("--parallel chooses the mesh and the shardings: not with --mesh or --shard%s", "");
+	if (o->nshard_texts && !o->mesh_text)
+		return usage_error("--shard needs a mesh: --mesh NAME=SIZE,...%s", "");
+	return 0;
+}
+
 static int check_with(Options *o, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -723,27 +768,13 @@ static int check_with(Options *o, int argc, char **argv)
 						   optarg);
 			emit = optarg;
 			break;
-		case OPT_MESH: o->mesh_text = optarg; break;
+		case OPT_MESH:
 		case OPT_SHARD:
-			o->shard_texts = xrealloc(o->shard_texts, (size_t)(o->nshard_texts + 1) * sizeof *o->shard_texts);
-			o->shard_texts[o->nshard_texts++] = optarg;
-			break;
 		case OPT_PARALLEL:
-			if (strcmp(optarg, "data") == 0)
-				o->parallel = PARALLEL_DATA;
-			else if (strcmp(optarg, "tensor") == 0)
-				o->parallel = PARALLEL_TENSOR;
-			else if (strcmp(optarg, "pipeline") == 0 || strcmp(optarg, "auto") == 0)
-				return usage_error("--parallel=%s is not built yet (known: data, tensor)", optarg);
-			else
-				return usage_error("unknown --parallel '%s' (known: data, tensor)", optarg);
-			break;
 		case OPT_DEVICES: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || end == optarg || v < 1 || v > 65536)
-				return usage_error("--devices needs a count from 1 to 65536, got '%s'", optarg);
-			o->devices = (int)v;
+			int sr = shard_option(o, c, optarg);
+			if (sr)
+				return sr;
 			break;
 		}
 		case 'f': format = optarg; break;
@@ -801,14 +832,9 @@ static int check_with(Options *o, int argc, char **argv)
 		return usage_error("-S and -c: choose one (-S writes assembly, -c an object file)%s", "");
 	if (emit && (assemble || object))
 		return usage_error("%s and --emit=%s: choose one", assemble ? "-S" : "-c", emit);
-	if (o->parallel && !o->devices)
-		return usage_error("--parallel needs --devices N%s", "");
-	if (o->devices && !o->parallel)
-		return usage_error("--devices goes with --parallel=data|tensor (or declare a mesh: --mesh)%s", "");
-	if (o->parallel && (o->mesh_text || o->nshard_texts))
-		return usage_error("--parallel chooses the mesh and the shardings: not with --mesh or --shard%s", "");
-	if (o->nshard_texts && !o->mesh_text)
-		return usage_error("--shard needs a mesh: --mesh NAME=SIZE,...%s", "");
+	int sr = shard_options_check(o);
+	if (sr)
+		return sr;
 	bool sharding_emit = emit && strcmp(emit, "sharding") == 0;
 	if (((emit && strcmp(emit, "ir") != 0 && !sharding_emit) || assemble || object) && !target)
 		return usage_error("this output needs a target: -t TARGET (see --list-targets)%s", "");
@@ -1022,6 +1048,10 @@ static int run_with(Options *o, int argc, char **argv)
 		{"param", required_argument, NULL, 'M'},
 		{"profile", optional_argument, NULL, OPT_PROFILE},
 		{"profile-runs", required_argument, NULL, OPT_PROFILE_RUNS},
+		{"mesh", required_argument, NULL, OPT_MESH},
+		{"shard", required_argument, NULL, OPT_SHARD},
+		{"parallel", required_argument, NULL, OPT_PARALLEL},
+		{"devices", required_argument, NULL, OPT_DEVICES},
 		{"help", no_argument, NULL, 'h'},
 		LIMIT_OPTIONS,
 		PASS_OPTIONS,
@@ -1113,6 +1143,13 @@ static int run_with(Options *o, int argc, char **argv)
 			break;
 		}
 		case 't': target = optarg; break;
+		case OPT_MESH:
+		case OPT_SHARD:
+		case OPT_PARALLEL:
+		case OPT_DEVICES:
+			if ((rc = shard_option(o, c, optarg)))
+				goto done;
+			break;
 		case OPT_MAX_TENSOR:
 		case OPT_MAX_WORKSPACE:
 		case OPT_MAX_MODEL:
@@ -1154,7 +1191,10 @@ static int run_with(Options *o, int argc, char **argv)
 		rc = usage_error("--report is the report of a compilation: give -t TARGET%s", "");
 		goto done;
 	}
-	if (check && !tgt) {
+	if ((rc = shard_options_check(o)))
+		goto done;
+	bool sharded_opts = o->mesh_text || o->parallel;
+	if (check && !tgt && !sharded_opts) {
 		rc = usage_error("--check compares a target's results with the reference: give -t TARGET%s", "");
 		goto done;
 	}
@@ -1198,6 +1238,17 @@ static int run_with(Options *o, int argc, char **argv)
 			free(err);
 		}
 	Graph *g = diag_has_errors(&d) ? NULL : load_and_verify(argv[optind], o, &d);
+	if (g && !apply_sharding(g, o, &d)) {
+		graph_free(g);
+		g = NULL;
+	}
+	if (g && g->mesh.naxes && tgt) {
+		diag_error(&d, g->mesh.loc, "the model is sharded over a mesh of %" PRId64 " devices: running it on %s "
+			   "(one program per device, over MPI) is not built yet; without -t its devices are simulated "
+			   "with the reference kernels", shard_mesh_devices(&g->mesh), tgt->name);
+		graph_free(g);
+		g = NULL;
+	}
 	if (!g) {
 		rc = finish(&d, EXIT_INPUT);
 		goto done;
@@ -1308,6 +1359,28 @@ static int run_with(Options *o, int argc, char **argv)
 		for (int k = 0; ref && k < g->noutputs; k++)
 			tensor_free(ref[k]);
 		free(ref);
+		if (rc)
+			goto out;
+	} else if (g->mesh.naxes) {
+		/* the devices simulated here, each on its part; the whole
+		 * graph's reference run is what they must give */
+		Tensor **ref = xcalloc(g->noutputs, sizeof *ref);
+		ShardReport sr = {.split_weights = o->parallel == PARALLEL_TENSOR};
+		if (!interp_run(g, inputs, ref, &d) || !shard_propagate(g, &sr, &d) || !shard_simulate(g, inputs, outputs, &d))
+			rc = EXIT_RUN;
+		int ncoll = 0;
+		for (int i = 0; i < g->nnodes; i++)
+			ncoll += op_info[g->nodes[i]->op].shard == SHARD_COLLECTIVE;
+		if (rc == 0)
+			printf("spmd: %" PRId64 " devices simulated (%d collective and local resharding nodes); each output against "
+			       "the whole graph's:\n", shard_mesh_devices(&g->mesh), ncoll);
+		for (int k = 0; rc == 0 && k < g->noutputs; k++)
+			if (!compare(g->outputs[k]->name, outputs[k], ref[k]))
+				rc = EXIT_MISMATCH;
+		for (int k = 0; k < g->noutputs; k++)
+			tensor_free(ref[k]);
+		free(ref);
+		shard_report_free(&sr);
 		if (rc)
 			goto out;
 	} else if (!interp_run(g, inputs, outputs, &d)) {

@@ -239,6 +239,14 @@ static bool sh_uses(const Sharding *s, int rank, int a)
 	return false;
 }
 
+bool sharding_splits(const Sharding *s, int rank, int a)
+{
+	for (int i = 0; i < rank; i++)
+		if (s->dim[i] == a)
+			return true;
+	return false;
+}
+
 static bool divides(const Mesh *m, int a, int64_t dim) { return dim > 0 && dim % m->size[a] == 0; }
 
 bool shard_resolve(Graph *g, Diag *d)

@@ -56,6 +56,15 @@ typedef struct {
 bool shard_propagate(Graph *g, ShardReport *r, Diag *d);
 void shard_report_free(ShardReport *r);
 
+/* Does a mesh axis split one of s's tensor axes? */
+bool sharding_splits(const Sharding *s, int rank, int mesh_axis);
+
+/* Run a propagated graph on every device of its mesh, simulated in this
+ * process with the reference kernels: inputs are whole (each device takes
+ * its part), outputs[i] comes back whole (parts joined; the copies of a
+ * whole output must agree).  false after an error into d. */
+bool shard_simulate(const Graph *g, Tensor *const *inputs, Tensor **outputs, Diag *d);
+
 /* "[dp, _] partial [tp]" into buf. */
 char *sharding_str(const Mesh *m, const Sharding *s, int rank, char *buf, size_t n);
 /* A value's shape on one device. */

@@ -3,13 +3,52 @@
  * inserts.  The expected shardings are worked out by hand from the rule's
  * definition (docs/ir.md, "Sharding"), e.g. Megatron's MLP: w1 split by
  * columns, w2 by rows, one all-reduce. */
+#include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "printer.h"
 #include "shard.h"
 #include "test_util.h"
 
-/* Parse, verify, resolve and propagate; fails the test on any error. */
+/* The devices simulated (each on its part, collectives between them) give
+ * what the whole graph gives, on seeded random inputs. */
+static void spmd_matches(const Graph *g)
+{
+	Tensor **in = xcalloc((size_t)g->ninputs + 1, sizeof *in);
+	Tensor **ref = xcalloc((size_t)g->noutputs + 1, sizeof *ref);
+	Tensor **got = xcalloc((size_t)g->noutputs + 1, sizeof *got);
+	for (int i = 0; i < g->ninputs; i++) {
+		in[i] = tensor_new(g->inputs[i]->type.dtype, &g->inputs[i]->type.shape);
+		fill_random_input(in[i], 100 + (uint64_t)i);
+	}
+	Diag d;
+	diag_init(&d);
+	bool ok = interp_run(g, in, ref, &d) && shard_simulate(g, in, got, &d);
+	if (!ok)
+		diag_print(&d, stderr);
+	cr_assert(ok, "the simulated devices failed");
+	for (int k = 0; k < g->noutputs; k++) {
+		int64_t n = tensor_numel(ref[k]);
+		cr_assert(shape_eq(&ref[k]->type.shape, &got[k]->type.shape));
+		for (int64_t i = 0; i < n; i++) {
+			double w = tensor_get_f(ref[k], i), v = tensor_get_f(got[k], i);
+			cr_assert(fabs(v - w) <= 1e-5 + 1e-5 * fabs(w), "output %s[%" PRId64 "]: %g on the devices, %g whole",
+				  g->outputs[k]->name, i, v, w);
+		}
+		tensor_free(ref[k]);
+		tensor_free(got[k]);
+	}
+	for (int i = 0; i < g->ninputs; i++)
+		tensor_free(in[i]);
+	free(in);
+	free(ref);
+	free(got);
+	diag_free(&d);
+}
+
+/* Parse, verify, resolve and propagate; fails the test on any error.
+ * Every propagated graph is also run on its simulated devices. */
 static Graph *sharded(const char *text, bool split_weights, ShardReport *r)
 {
 	Diag d;
@@ -23,6 +62,7 @@ static Graph *sharded(const char *text, bool split_weights, ShardReport *r)
 	cr_assert(ok, "sharding failed");
 	diag_free(&d);
 	t_check_graph(g);
+	spmd_matches(g);
 	return g;
 }
 
@@ -122,6 +162,7 @@ Test(shard, data_parallel_batch_follows_and_the_output_is_gathered)
 	shard_add_annot(g, &a);
 	r = (ShardReport){0};
 	cr_assert(shard_resolve(g, &d) && shard_propagate(g, &r, &d));
+	spmd_matches(g);
 	SH_EQ(g, "x", "[dp, _]");
 	SH_EQ(g, "h", "[dp, _]");
 	SH_EQ(g, "w1", "[_, _]");
@@ -388,5 +429,19 @@ Test(shard, collectives_are_not_written_by_hand)
 	cr_assert_not(shard_propagate(g, &r, &d));
 	t_assert_error_at(&d, "all_reduce: collectives are inserted by the sharding pass", 4, 7);
 	diag_free(&d);
+	done(g, &r);
+}
+
+Test(shard, a_whole_value_added_to_a_partial_sum_joins_it_on_one_device)
+{
+	ShardReport r;
+	/* the residual x is added once: shard_partial keeps it on coordinate 0 */
+	Graph *g = sharded("graph g {\n  mesh [t=2]\n  input x : f32[4, 8]\n  input h : f32[4, 6]\n"
+			   "  const w : f32[6, 8] = normal(1, 0, 0.3)\n"
+			   "  p = matmul(h, w)\n  y = add(p, x)\n  shard h [_, t]\n  output y\n}\n",
+			   false, &r);
+	SH_EQ(g, "p", "[_, _] partial [t]");
+	cr_assert_eq(t_count_op(g, OP_SHARD_PARTIAL), 1);
+	cr_assert_eq(t_count_op(g, OP_ALL_REDUCE), 1);
 	done(g, &r);
 }
