@@ -1242,10 +1242,9 @@ static int run_with(Options *o, int argc, char **argv)
 		graph_free(g);
 		g = NULL;
 	}
-	if (g && g->mesh.naxes && tgt) {
-		diag_error(&d, g->mesh.loc, "the model is sharded over a mesh of %" PRId64 " devices: running it on %s "
-			   "(one program per device, over MPI) is not built yet; without -t its devices are simulated "
-			   "with the reference kernels", shard_mesh_devices(&g->mesh), tgt->name);
+	if (g && g->mesh.naxes && tgt && (o->profile || o->host_name || o->report_path)) {
+		diag_error(&d, g->mesh.loc, "%s: not for a model sharded over several devices yet",
+			   o->profile ? "--profile" : o->host_name ? "--host" : "--report");
 		graph_free(g);
 		g = NULL;
 	}
@@ -1337,7 +1336,33 @@ static int run_with(Options *o, int argc, char **argv)
 			inputs[k] = tensor_new(v->type.dtype, &v->type.shape);
 			fill_random_input(inputs[k], rng_derive(seed, (uint64_t)k));
 		}
-	if (tgt) {
+	if (tgt && g->mesh.naxes) {
+		/* one program per device, over MPI; compared with the whole
+		 * graph's reference run when --check */
+		Tensor **ref = NULL;
+		if (check) {
+			ref = xcalloc(g->noutputs, sizeof *ref);
+			if (!interp_run(g, inputs, ref, &d))
+				rc = EXIT_RUN;
+		}
+		ShardReport sr = {.split_weights = o->parallel == PARALLEL_TENSOR};
+		Session s;
+		session_init(&s, o);
+		if (rc == 0 && !shard_propagate(g, &sr, &d))
+			rc = EXIT_INPUT;
+		if (rc == 0)
+			rc = run_spmd(&s, g, tgt, inputs, outputs, &d);
+		session_free(&s);
+		shard_report_free(&sr);
+		for (int k = 0; rc == 0 && check && k < g->noutputs; k++)
+			if (!compare(g->outputs[k]->name, outputs[k], ref[k]))
+				rc = EXIT_MISMATCH;
+		for (int k = 0; ref && k < g->noutputs; k++)
+			tensor_free(ref[k]);
+		free(ref);
+		if (rc)
+			goto out;
+	} else if (tgt) {
 		/* the reference first (on the model as read), then the target's
 		 * compilation, whose graph passes rewrite g */
 		Tensor **ref = NULL;

@@ -15,9 +15,11 @@
 #include "gdcc_limits.h"
 #include "interp.h"
 #include "ops.h"
+#include "place.h"
 #include "profile.h"
 #include "hostcpu.h"
 #include "run.h"
+#include "shard.h"
 #include "util.h"
 
 /* The NPU simulator: $GDCC_NPUSIM, the build tree's, or the installed one. */
@@ -181,12 +183,132 @@ static void write_header_job(FILE *out, const void *ctx)
 	program_header(out, j->p, j->path);
 }
 
+/* p (g compiled for t) linked with the run harness in dir as `stem`
+ * (STEM.s, STEM.weights.bin, STEM), and the command that runs it with
+ * files[] (g's inputs, then its outputs) as its arguments, the --profile
+ * times to times_path when asked, the simulator's statistics to
+ * stats_path.  NULL after the message. */
+static char *link_program(Session *s, const Graph *g, const Target *t, const Program *p, const char *dir,
+			  const char *stem, char *const *files, const char *times_path, const char *stats_path, Diag *d)
+{
+	const ParamInfo *link = target_param(t, "link"), *run = target_param(t, "run"), *harness = target_param(t, "harness");
+	if (!link || !link->str || !run || !run->str || ((!harness || !harness->str) && strstr(link->str, "{harness}"))) {
+		diag_error(d, loc_at(NULL, 0, 0), "%s: the .md does not say how to link and run a program (params link, run, harness)",
+			   t->name);
+		return NULL;
+	}
+	char *asm_path = xasprintf("%s/%s.s", dir, stem), *prog = xasprintf("%s/%s", dir, stem);
+	char *weights = xasprintf("%s/%s.weights.bin", dir, stem);
+	char *harness_path = xasprintf("%s/%s", runtime_dir(), harness && harness->str ? harness->str : "");
+	char *full = NULL;
+	if (!write_program_files(p, asm_path, weights, d))
+		goto out;
+	{
+		const char *keys[] = {"out", "in", "harness"}, *vals[] = {prog, asm_path, harness_path};
+		char *cmd = fill_command(link->str, keys, vals, 3);
+		char *logged = xasprintf("%s 2>'%s/%s.link.log'", cmd, dir, stem);
+		int st = system(logged);
+		if (st != 0) {
+			char *log = xasprintf("%s/%s.link.log", dir, stem);
+			size_t len;
+			char *text = read_file(log, &len);
+			diag_error(d, loc_at(NULL, 0, 0), "%s: assembling and linking failed (%s):\n%s", t->name, cmd,
+				   text ? text : "");
+			free(text);
+			free(log);
+		}
+		free(logged);
+		free(cmd);
+		if (st != 0)
+			goto out;
+	}
+	size_t cap = 1024, len = 0;
+	char *args = xmalloc(cap);
+	args[0] = 0;
+	for (int i = 0; i < g->ninputs + g->noutputs; i++) {
+		bool in = i < g->ninputs;
+		const Value *v = in ? g->inputs[i] : g->outputs[i - g->ninputs];
+		char *a = xasprintf(" '%c:%s:%lld'", in ? 'i' : 'o', files[i],
+				    (long long)(shape_numel(&v->type.shape) * (int64_t)dtype_size(v->type.dtype)));
+		if (len + strlen(a) + 64 > cap)
+			args = xrealloc(args, cap = 2 * (len + strlen(a) + 64));
+		strcpy(args + len, a);
+		len += strlen(a);
+		free(a);
+	}
+	if (times_path) {
+		/* the harness times each kernel (runtime/harness.c) */
+		char *a = xasprintf(" 'p:%s:%d'", times_path, s->o->profile_runs > 0 ? s->o->profile_runs : 5);
+		if (len + strlen(a) + 64 > cap)
+			args = xrealloc(args, cap = 2 * (len + strlen(a) + 64));
+		strcpy(args + len, a);
+		len += strlen(a);
+		free(a);
+	}
+	snprintf(args + len, cap - len, " 'w:%lld'", (long long)p->workspace_bytes);
+	char vlen[32];
+	const ParamInfo *vd = target_param(t, "vlen_default");
+	snprintf(vlen, sizeof vlen, "%s", s->o->vlen ? s->o->vlen : vd && vd->n ? "" : "");
+	if (!s->o->vlen && vd && vd->n)
+		snprintf(vlen, sizeof vlen, "%d", (int)vd->values[0]);
+	const char *keys[] = {"prog", "vlen", "npusim", "target", "stats"},
+		   *vals[] = {prog, vlen, npusim_path(), t->name, stats_path};
+	/* {params}: the --param overrides, for the simulator */
+	char *tmpl = xstrdup(run->str), *at = strstr(tmpl, "{params}");
+	if (at) {
+		size_t tcap = strlen(tmpl) + 1;
+		for (int i = 0; i < s->o->nparam_settings; i++)
+			tcap += 4 * strlen(s->o->param_settings[i]) + 16;
+		char *tt = xmalloc(tcap);
+		size_t tl = (size_t)(at - tmpl);
+		memcpy(tt, tmpl, tl);
+		tt[tl] = 0;
+		for (int i = 0; i < s->o->nparam_settings && t == s->o->param_target; i++) {
+			/* shell-quoted: ' becomes '\'' */
+			tl += (size_t)sprintf(tt + tl, " --param '");
+			for (const char *q = s->o->param_settings[i]; *q; q++)
+				tl += (size_t)(*q == '\'' ? sprintf(tt + tl, "'\\''") : sprintf(tt + tl, "%c", *q));
+			tl += (size_t)sprintf(tt + tl, "'");
+		}
+		strcpy(tt + tl, at + strlen("{params}"));
+		free(tmpl);
+		tmpl = tt;
+	}
+	char *cmd = fill_command(tmpl, keys, vals, 5);
+	free(tmpl);
+	full = xasprintf("%s%s", cmd, args);
+	free(cmd);
+	free(args);
+	/* the simulator checks its buffers against the same limits */
+	char lim[32];
+	snprintf(lim, sizeof lim, "%" PRIu64, limits()->max_tensor_bytes);
+	setenv("GDCC_MAX_TENSOR_BYTES", lim, 1);
+	snprintf(lim, sizeof lim, "%" PRIu64, limits()->max_workspace_bytes);
+	setenv("GDCC_MAX_WORKSPACE_BYTES", lim, 1);
+out:
+	free(asm_path);
+	free(prog);
+	free(weights);
+	free(harness_path);
+	return full;
+}
+
+/* What link_program leaves in dir, removed. */
+static void remove_program(const char *dir, const char *stem)
+{
+	static const char *const ext[] = {".s", ".weights.bin", "", ".link.log"};
+	for (int i = 0; i < 4; i++) {
+		char *f = xasprintf("%s/%s%s", dir, stem, ext[i]);
+		remove(f);
+		free(f);
+	}
+}
+
 /* Compile g for t, link it with the run harness, run it on inputs; fills
  * outputs.  Returns 0 or an exit status, after reporting into d. */
 static int run_on_target(Session *s, const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d)
 {
-	/* (before compiling: a program this machine cannot run is not built) */
-	char cannot[200];
+	char cannot[256];
 	if (!target_runs_here(t, cannot, sizeof cannot)) {
 		diag_error(d, loc_at(NULL, 0, 0),
 			   "run -t %s: this machine cannot run %s's code (%s); compile it with -S or -c and run it where "
@@ -197,13 +319,6 @@ static int run_on_target(Session *s, const Graph *g, const Target *t, Tensor *co
 	Program *p = compile_program(s, g, t, NULL, NULL, d);
 	if (!p)
 		return s->status;
-	const ParamInfo *link = target_param(t, "link"), *run = target_param(t, "run"), *harness = target_param(t, "harness");
-	if (!link || !link->str || !run || !run->str || ((!harness || !harness->str) && strstr(link->str, "{harness}"))) {
-		diag_error(d, loc_at(NULL, 0, 0), "%s: the .md does not say how to link and run a program (params link, run, harness)",
-			   t->name);
-		program_free(p);
-		return EXIT_RUN;
-	}
 	/* in $TMPDIR (default /tmp), so that whoever runs us (gdcc reduce, a
 	 * test) can keep what a killed run leaves behind in its own folder */
 	char *dir = make_temp_dir("run", d);
@@ -212,119 +327,34 @@ static int run_on_target(Session *s, const Graph *g, const Target *t, Tensor *co
 		return EXIT_RUN;
 	}
 	int rc = 0;
-	char *asm_path = xasprintf("%s/model.s", dir), *prog = xasprintf("%s/model", dir);
-	char *weights = xasprintf("%s/model.weights.bin", dir);
-	char *harness_path = xasprintf("%s/%s", runtime_dir(), harness && harness->str ? harness->str : "");
+	const ParamInfo *run = target_param(t, "run");
 	char *stats_path = xasprintf("%s/stats.json", dir);
 	char *times_path = xasprintf("%s/profile.txt", dir);
 	char **files = xcalloc((size_t)(g->ninputs + g->noutputs), sizeof *files);
-	if (!write_program_files(p, asm_path, weights, d)) {
+	for (int i = 0; i < g->ninputs + g->noutputs; i++) {
+		bool in = i < g->ninputs;
+		files[i] = xasprintf("%s/%s%d.bin", dir, in ? "in" : "out", in ? i : i - g->ninputs);
+		if (in && !write_raw(files[i], inputs[i])) {
+			diag_error(d, loc_at(files[i], 0, 0), "cannot write: %s", strerror(errno));
+			rc = EXIT_RUN;
+		}
+	}
+	char *full = rc ? NULL : link_program(s, g, t, p, dir, "model", files, s->o->profile ? times_path : NULL, stats_path, d);
+	if (!full)
 		rc = EXIT_RUN;
-		goto out;
+	int st = rc ? 0 : system(full);
+	if (st != 0 && WIFEXITED(st) && WEXITSTATUS(st) == 5 && s->o->profile) {
+		diag_error(d, loc_at(NULL, 0, 0), "%s: --profile: the outputs differ between repeated runs of the "
+			   "compiled model (%s): it reads bytes it has not written first, so it cannot be timed by repetition",
+			   t->name, full);
+		rc = EXIT_RUN;
+	} else if (st != 0) {
+		diag_error(d, loc_at(NULL, 0, 0), "%s: the compiled model failed (%s, status %d)", t->name, full,
+			   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		rc = EXIT_RUN;
 	}
-	{
-		const char *keys[] = {"out", "in", "harness"}, *vals[] = {prog, asm_path, harness_path};
-		char *cmd = fill_command(link->str, keys, vals, 3);
-		char *full = xasprintf("%s 2>'%s/link.log'", cmd, dir);
-		int st = system(full);
-		if (st != 0) {
-			char *log = xasprintf("%s/link.log", dir);
-			size_t len;
-			char *text = read_file(log, &len);
-			diag_error(d, loc_at(NULL, 0, 0), "%s: assembling and linking failed (%s):\n%s", t->name, cmd,
-				   text ? text : "");
-			free(text);
-			free(log);
-			rc = EXIT_RUN;
-		}
-		free(full);
-		free(cmd);
-		if (rc)
-			goto out;
-	}
-	{
-		size_t cap = 1024, len = 0;
-		char *args = xmalloc(cap);
-		args[0] = 0;
-		for (int i = 0; i < g->ninputs + g->noutputs; i++) {
-			bool in = i < g->ninputs;
-			files[i] = xasprintf("%s/%s%d.bin", dir, in ? "in" : "out", in ? i : i - g->ninputs);
-			const Value *v = in ? g->inputs[i] : g->outputs[i - g->ninputs];
-			if (in && !write_raw(files[i], inputs[i])) {
-				diag_error(d, loc_at(files[i], 0, 0), "cannot write: %s", strerror(errno));
-				rc = EXIT_RUN;
-			}
-			char *a = xasprintf(" '%c:%s:%lld'", in ? 'i' : 'o', files[i],
-					    (long long)(shape_numel(&v->type.shape) * (int64_t)dtype_size(v->type.dtype)));
-			if (len + strlen(a) + 64 > cap)
-				args = xrealloc(args, cap = 2 * (len + strlen(a) + 64));
-			strcpy(args + len, a);
-			len += strlen(a);
-			free(a);
-		}
-		if (s->o->profile) {
-			/* the harness times each kernel (runtime/harness.c) */
-			char *a = xasprintf(" 'p:%s:%d'", times_path, s->o->profile_runs > 0 ? s->o->profile_runs : 5);
-			if (len + strlen(a) + 64 > cap)
-				args = xrealloc(args, cap = 2 * (len + strlen(a) + 64));
-			strcpy(args + len, a);
-			len += strlen(a);
-			free(a);
-		}
-		snprintf(args + len, cap - len, " 'w:%lld'", (long long)p->workspace_bytes);
-		char vlen[32];
-		const ParamInfo *vd = target_param(t, "vlen_default");
-		snprintf(vlen, sizeof vlen, "%s", s->o->vlen ? s->o->vlen : vd && vd->n ? "" : "");
-		if (!s->o->vlen && vd && vd->n)
-			snprintf(vlen, sizeof vlen, "%d", (int)vd->values[0]);
-		const char *keys[] = {"prog", "vlen", "npusim", "target", "stats"},
-			   *vals[] = {prog, vlen, npusim_path(), t->name, stats_path};
-		/* {params}: the --param overrides, for the simulator */
-		char *tmpl = xstrdup(run->str), *at = strstr(tmpl, "{params}");
-		if (at) {
-			size_t tcap = strlen(tmpl) + 1;
-			for (int i = 0; i < s->o->nparam_settings; i++)
-				tcap += 4 * strlen(s->o->param_settings[i]) + 16;
-			char *tt = xmalloc(tcap);
-			size_t tl = (size_t)(at - tmpl);
-			memcpy(tt, tmpl, tl);
-			tt[tl] = 0;
-			for (int i = 0; i < s->o->nparam_settings && t == s->o->param_target; i++) {
-				/* shell-quoted: ' becomes '\'' */
-				tl += (size_t)sprintf(tt + tl, " --param '");
-				for (const char *q = s->o->param_settings[i]; *q; q++)
-					tl += (size_t)(*q == '\'' ? sprintf(tt + tl, "'\\''") : sprintf(tt + tl, "%c", *q));
-				tl += (size_t)sprintf(tt + tl, "'");
-			}
-			strcpy(tt + tl, at + strlen("{params}"));
-			free(tmpl);
-			tmpl = tt;
-		}
-		char *cmd = fill_command(tmpl, keys, vals, 5);
-		free(tmpl);
-		char *full = xasprintf("%s%s", cmd, args);
-		/* the simulator checks its buffers against the same limits */
-		char lim[32];
-		snprintf(lim, sizeof lim, "%" PRIu64, limits()->max_tensor_bytes);
-		setenv("GDCC_MAX_TENSOR_BYTES", lim, 1);
-		snprintf(lim, sizeof lim, "%" PRIu64, limits()->max_workspace_bytes);
-		setenv("GDCC_MAX_WORKSPACE_BYTES", lim, 1);
-		int st = rc ? 0 : system(full);
-		if (st != 0 && WIFEXITED(st) && WEXITSTATUS(st) == 5 && s->o->profile) {
-			diag_error(d, loc_at(NULL, 0, 0), "%s: --profile: the outputs differ between repeated runs of the "
-				   "compiled model (%s): it reads bytes it has not written first, so it cannot be timed by repetition",
-				   t->name, cmd);
-			rc = EXIT_RUN;
-		} else if (st != 0) {
-			diag_error(d, loc_at(NULL, 0, 0), "%s: the compiled model failed (%s, status %d)", t->name, cmd,
-				   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-			rc = EXIT_RUN;
-		}
-		free(cmd);
-		free(full);
-		free(args);
-	}
-	if (rc == 0 && strstr(run->str, "{stats}")) {
+	free(full);
+	if (rc == 0 && run && run->str && strstr(run->str, "{stats}")) {
 		size_t len;
 		char *text = read_file(stats_path, &len);
 		if (text) {
@@ -352,7 +382,6 @@ static int run_on_target(Session *s, const Graph *g, const Target *t, Tensor *co
 		}
 		rc = profile_report(s, p, times_path, vl, d);
 	}
-out:
 	for (int i = 0; i < g->ninputs + g->noutputs; i++) {
 		if (files[i])
 			remove(files[i]);
@@ -361,20 +390,11 @@ out:
 	remove(times_path);
 	free(times_path);
 	free(files);
-	remove(asm_path);
-	remove(weights);
-	free(weights);
-	remove(prog);
-	char *log = xasprintf("%s/link.log", dir);
-	remove(log);
-	free(log);
+	remove_program(dir, "model");
 	remove(stats_path);
 	free(stats_path);
 	rmdir(dir);
 	free(dir);
-	free(asm_path);
-	free(prog);
-	free(harness_path);
 	program_free(p);
 	return rc;
 }
@@ -450,6 +470,214 @@ int run_model(Session *s, const Graph *g, const Target *t, Tensor *const *inputs
 	free(env);
 	free(owned);
 	placement_free(pl);
+	return rc;
+}
+
+/* ---- a sharded model on several devices, over MPI ---------------------------------
+ * Each device's program (shard_device_program): its compute segments
+ * compiled for t and linked in DIR/rR, its steps in DIR/rR.plan, its parts
+ * of the inputs in DIR/rR/vID.bin; `mpirun -np N gdcc-spmd DIR` runs them
+ * (runtime/spmd.c); the outputs' parts are joined. */
+static const char *spmd_runner(void)
+{
+	const char *env = getenv("GDCC_SPMD");
+	if (env && *env)
+		return env;
+	static char path[4096];
+	snprintf(path, sizeof path, "%s/gdcc-spmd", runtime_dir());
+	return path;
+}
+
+/* The file of value x of segment sp: the device's value file when it is
+ * one of the segment's inputs or outputs, else the segment's own. */
+static char *spmd_file(const SpmdStep *sp, const Value *x, const char *rdir, int k)
+{
+	const Graph *sg = sp->g;
+	for (int i = 0; i < sg->ninputs; i++)
+		if (sg->inputs[i] == x)
+			return xasprintf("%s/v%d.bin", rdir, sp->in_ids[i]);
+	for (int i = 0; i < sg->noutputs; i++)
+		if (sg->outputs[i] == x)
+			return xasprintf("%s/v%d.bin", rdir, sp->out_ids[i]);
+	return xasprintf("%s/s%d_%d.bin", rdir, k, x->id);
+}
+
+/* One graph (a segment, or a placed part of one) compiled for t, linked in
+ * rdir as stem, its run line in the plan. */
+static int spmd_program_line(Session *s, const SpmdStep *sp, const Graph *pg, const Target *t, const char *rdir, int k,
+			     const char *stem, FILE *pf, Diag *d)
+{
+	char **files = xcalloc((size_t)(pg->ninputs + pg->noutputs) + 1, sizeof *files);
+	for (int i = 0; i < pg->ninputs + pg->noutputs; i++) {
+		const Value *pv = i < pg->ninputs ? pg->inputs[i] : pg->outputs[i - pg->ninputs];
+		files[i] = spmd_file(sp, graph_find_value(sp->g, pv->name), rdir, k);
+	}
+	char *stats = xasprintf("%s/%s.stats.json", rdir, stem), *cmd = NULL;
+	Program *p = compile_program(s, pg, t, NULL, NULL, d);
+	if (p)
+		cmd = link_program(s, pg, t, p, rdir, stem, files, NULL, stats, d);
+	program_free(p);
+	int rc = 0;
+	if (!cmd) {
+		rc = EXIT_RUN;
+	} else if (strchr(cmd, '\n')) {
+		diag_error(d, loc_at(NULL, 0, 0), "internal error: a segment's command has a newline");
+		rc = EXIT_RUN;
+	} else {
+		fprintf(pf, "run %s\n", cmd);
+	}
+	free(cmd);
+	free(stats);
+	for (int i = 0; i < pg->ninputs + pg->noutputs; i++)
+		free(files[i]);
+	free(files);
+	return rc;
+}
+
+/* A device's compute segment k: the graph passes, then compiled for t, or
+ * placed on t and its host (each part compiled for where it runs). */
+static int spmd_segment(Session *s, SpmdStep *sp, const Target *t, const char *rdir, int k, FILE *pf, Diag *d)
+{
+	if (!compile_graph(s, sp->g, d))
+		return EXIT_INPUT;
+	const Target *host = place_host(t, s->o->host_name, d);
+	if (diag_has_errors(d))
+		return EXIT_INPUT;
+	char stem[32];
+	if (!host) {
+		snprintf(stem, sizeof stem, "s%d", k);
+		return spmd_program_line(s, sp, sp->g, t, rdir, k, stem, pf, d);
+	}
+	Placement *pl = place_graph(sp->g, t, host, d);
+	if (!pl)
+		return EXIT_INPUT;
+	int rc = 0;
+	for (int j = 0; j < pl->nsegs && rc == 0; j++) {
+		snprintf(stem, sizeof stem, "s%d_%d", k, j);
+		rc = spmd_program_line(s, sp, pl->segs[j].g, pl->segs[j].t, rdir, k, stem, pf, d);
+	}
+	placement_free(pl);
+	return rc;
+}
+
+int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d)
+{
+	const Mesh *m = &g->mesh;
+	int64_t D = shard_mesh_devices(m);
+	char cannot[256];
+	if (!target_runs_here(t, cannot, sizeof cannot)) {
+		diag_error(d, loc_at(NULL, 0, 0), "run -t %s: this machine cannot run %s's code (%s)", t->name, t->name, cannot);
+		return EXIT_RUN;
+	}
+	struct stat st;
+	if (stat(spmd_runner(), &st) != 0 || !(st.st_mode & S_IXUSR)) {
+		diag_error(d, loc_at(NULL, 0, 0), "run -t %s on %" PRId64 " devices: no SPMD runtime at %s (gdcc was built "
+			   "without MPI: install openmpi-bin and libopenmpi-dev, and reconfigure)", t->name, D, spmd_runner());
+		return EXIT_RUN;
+	}
+	char *dir = make_temp_dir("spmd", d);
+	if (!dir)
+		return EXIT_RUN;
+	int rc = 0;
+	for (int64_t r = 0; r < D && rc == 0; r++) {
+		SpmdProgram prog;
+		if (!shard_device_program(g, r, &prog, d)) {
+			rc = EXIT_INPUT;
+			break;
+		}
+		char *rdir = xasprintf("%s/r%" PRId64, dir, r), *plan = xasprintf("%s/r%" PRId64 ".plan", dir, r);
+		FILE *pf = mkdir(rdir, 0700) == 0 ? fopen(plan, "w") : NULL;
+		if (!pf) {
+			diag_error(d, loc_at(plan, 0, 0), "cannot create: %s", strerror(errno));
+			rc = EXIT_RUN;
+		} else {
+			fprintf(pf, "gdcc-spmd 1\nmesh %d", m->naxes);
+			for (int a = 0; a < m->naxes; a++)
+				fprintf(pf, " %" PRId64, m->size[a]);
+			fputc('\n', pf);
+		}
+		for (int i = 0; rc == 0 && i < g->ninputs; i++) {
+			Tensor *part = shard_part(m, &g->inputs[i]->shard, inputs[i], r);
+			char *f = xasprintf("%s/v%d.bin", rdir, g->inputs[i]->id);
+			if (!write_raw(f, part)) {
+				diag_error(d, loc_at(f, 0, 0), "cannot write: %s", strerror(errno));
+				rc = EXIT_RUN;
+			}
+			free(f);
+			tensor_free(part);
+		}
+		for (int k = 0; rc == 0 && k < prog.nsteps; k++) {
+			SpmdStep *sp = &prog.steps[k];
+			if (sp->coll) {
+				const Node *n = sp->coll;
+				const Value *v = n->in[0];
+				Shape l = shard_local_shape(m, &v->shard, &v->type.shape);
+				bool a2a = n->op == OP_ALL_TO_ALL;
+				fprintf(pf, "coll %s %d %d %s %d %lld %lld %d", op_info[n->op].name, v->id, n->out[0]->id,
+					dtype_name(v->type.dtype), shard_mesh_axis(m, attr_s(n, "mesh_axis")),
+					(long long)(a2a ? attr_i(n, "split_axis") : attr_present(n, "axis") ? attr_i(n, "axis") : 0),
+					(long long)(a2a ? attr_i(n, "concat_axis") : 0), l.rank);
+				for (int q = 0; q < l.rank; q++)
+					fprintf(pf, " %" PRId64, l.dim[q]);
+				fputc('\n', pf);
+				continue;
+			}
+			rc = spmd_segment(s, sp, t, rdir, k, pf, d);
+		}
+		if (pf && fclose(pf) != 0 && rc == 0) {
+			diag_error(d, loc_at(plan, 0, 0), "cannot write: %s", strerror(errno));
+			rc = EXIT_RUN;
+		}
+		free(rdir);
+		free(plan);
+		spmd_program_free(&prog);
+	}
+	if (rc == 0) {
+		char *qdir = shell_quote(dir), *qrun = shell_quote(spmd_runner());
+		char *cmd = xasprintf("%s %s--oversubscribe -np %" PRId64 " %s %s 2>%s/mpirun.log", GDCC_MPIRUN,
+				      getuid() == 0 ? "--allow-run-as-root " : "", D, qrun, qdir, qdir);
+		int rs = system(cmd);
+		if (rs != 0) {
+			char *log = xasprintf("%s/mpirun.log", dir);
+			size_t len;
+			char *text = read_file(log, &len);
+			diag_error(d, loc_at(NULL, 0, 0), "%s on %" PRId64 " devices: the run failed (%s, status %d):\n%s", t->name, D,
+				   cmd, WIFEXITED(rs) ? WEXITSTATUS(rs) : -1, text ? text : "");
+			free(text);
+			free(log);
+			rc = EXIT_RUN;
+		}
+		free(cmd);
+		free(qdir);
+		free(qrun);
+	}
+	for (int i = 0; rc == 0 && i < g->noutputs; i++) {
+		const Value *v = g->outputs[i];
+		Tensor **parts = xcalloc((size_t)D, sizeof *parts);
+		for (int64_t r = 0; r < D && rc == 0; r++) {
+			Shape l = shard_local_shape(m, &v->shard, &v->type.shape);
+			parts[r] = tensor_new(v->type.dtype, &l);
+			char *f = xasprintf("%s/r%" PRId64 "/v%d.bin", dir, r, v->id);
+			if (!read_raw(f, parts[r])) {
+				diag_error(d, loc_at(f, 0, 0), "cannot read the output");
+				rc = EXIT_RUN;
+			}
+			free(f);
+		}
+		if (rc == 0 && !(outputs[i] = shard_join(m, v, parts, d)))
+			rc = EXIT_RUN;
+		for (int64_t r = 0; r < D; r++)
+			tensor_free(parts[r]);
+		free(parts);
+	}
+	if (!getenv("GDCC_KEEP_SPMD")) {
+		char *q = shell_quote(dir), *cmd = xasprintf("rm -rf %s", q);
+		if (system(cmd) != 0)
+			diag_report(d, DIAG_WARNING, loc_at(NULL, 0, 0), "could not remove %s", dir);
+		free(cmd);
+		free(q);
+	}
+	free(dir);
 	return rc;
 }
 

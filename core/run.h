@@ -10,6 +10,11 @@
  * the values passed between them.  Fills outputs; 0 or an exit status
  * after reporting into d. */
 int run_model(Session *s, const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d);
+/* A sharded, propagated g run on its mesh's devices: one program per
+ * device (its segments compiled for t), launched with mpirun and the SPMD
+ * runtime (runtime/spmd.c); the outputs joined from the devices' parts.
+ * 0 or an exit status after reporting into d. */
+int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d);
 /* gdcc -c: g compiled for t and assembled by the .md's param assemble
  * into the object `out` (staged), with the --header if asked for.  0 or
  * an exit status after reporting into d. */

@@ -65,6 +65,33 @@ bool sharding_splits(const Sharding *s, int rank, int mesh_axis);
  * whole output must agree).  false after an error into d. */
 bool shard_simulate(const Graph *g, Tensor *const *inputs, Tensor **outputs, Diag *d);
 
+/* Device `rank`'s coordinates on the mesh (axis 0 outermost). */
+void shard_coords(const Mesh *m, int64_t rank, int64_t *coord);
+/* Device rank's part of a whole tensor by sharding s (a partial sum: the
+ * whole at coordinate 0 of its axes, zeros elsewhere). */
+Tensor *shard_part(const Mesh *m, const Sharding *s, const Tensor *whole, int64_t rank);
+/* The whole value v from every device's part (parts[rank]); the copies of
+ * an unsplit value must agree bit for bit.  NULL after an error into d. */
+Tensor *shard_join(const Mesh *m, const Value *v, Tensor *const *parts, Diag *d);
+
+/* One device's program: compute segments (graphs of local types, run on
+ * a target) between the collectives (run by the SPMD runtime over MPI). */
+typedef struct {
+	Graph *g;        /* a segment, or NULL: the collective `coll` */
+	int *in_ids;     /* the segment's inputs' global value ids */
+	int *out_ids;    /* its outputs' */
+	const Node *coll;
+} SpmdStep;
+
+typedef struct {
+	SpmdStep *steps;
+	int nsteps;
+} SpmdProgram;
+
+/* Device rank's program of a propagated graph g.  false after an error. */
+bool shard_device_program(const Graph *g, int64_t rank, SpmdProgram *out, Diag *d);
+void spmd_program_free(SpmdProgram *p);
+
 /* "[dp, _] partial [tp]" into buf. */
 char *sharding_str(const Mesh *m, const Sharding *s, int rank, char *buf, size_t n);
 /* A value's shape on one device. */

@@ -51,21 +51,73 @@ static void copy_block(Tensor *big, const int64_t *off, Tensor *small, bool to_s
 	}
 }
 
-/* Device r's part of a whole tensor t, by sharding s (partial sums: the
- * whole on coordinate 0, zeros elsewhere). */
-static Tensor *part_of(const Devices *ds, const Sharding *s, const Tensor *t, int64_t r)
+void shard_coords(const Mesh *m, int64_t rank, int64_t *coord)
 {
-	Shape l = shard_local_shape(ds->m, s, &t->type.shape);
+	for (int a = m->naxes - 1; a >= 0; a--) {
+		coord[a] = rank % m->size[a];
+		rank /= m->size[a];
+	}
+}
+
+Tensor *shard_part(const Mesh *m, const Sharding *s, const Tensor *t, int64_t rank)
+{
+	int64_t c[MAX_MESH_AXES];
+	shard_coords(m, rank, c);
+	Shape l = shard_local_shape(m, s, &t->type.shape);
 	Tensor *p = tensor_new(t->type.dtype, &l);
-	for (int a = 0; a < ds->m->naxes; a++)
-		if ((s->partial & (1u << a)) && ds->coord[r][a] != 0)
+	for (int a = 0; a < m->naxes; a++)
+		if ((s->partial & (1u << a)) && c[a] != 0)
 			return p;
 	int64_t off[MAX_RANK] = {0};
 	for (int k = 0; k < l.rank; k++)
 		if (s->dim[k] >= 0)
-			off[k] = ds->coord[r][s->dim[k]] * l.dim[k];
+			off[k] = c[s->dim[k]] * l.dim[k];
 	copy_block((Tensor *)t, off, p, true);
 	return p;
+}
+
+static Tensor *part_of(const Devices *ds, const Sharding *s, const Tensor *t, int64_t r)
+{
+	return shard_part(ds->m, s, t, r);
+}
+
+Tensor *shard_join(const Mesh *m, const Value *v, Tensor *const *parts, Diag *d)
+{
+	int64_t D = shard_mesh_devices(m);
+	Tensor *t = tensor_new(v->type.dtype, &v->type.shape);
+	bool ok = true;
+	for (int pass = 0; pass < 2 && ok; pass++) /* the first device of each part, then the copies */
+		for (int64_t r = 0; r < D && ok; r++) {
+			int64_t c[MAX_MESH_AXES];
+			shard_coords(m, r, c);
+			bool first = true;
+			for (int a = 0; a < m->naxes; a++)
+				if (c[a] != 0 && !sharding_splits(&v->shard, v->type.shape.rank, a))
+					first = false;
+			if (first != (pass == 0))
+				continue;
+			int64_t off[MAX_RANK] = {0};
+			Tensor *p = parts[r];
+			for (int k = 0; k < p->type.shape.rank; k++)
+				if (v->shard.dim[k] >= 0)
+					off[k] = c[v->shard.dim[k]] * p->type.shape.dim[k];
+			if (pass == 0) {
+				copy_block(t, off, p, false);
+				continue;
+			}
+			Tensor *q = tensor_new(p->type.dtype, &p->type.shape);
+			copy_block(t, off, q, true);
+			if (tensor_bytes(q) && memcmp(q->data, p->data, tensor_bytes(q)) != 0) {
+				diag_error(d, v->loc, "output '%s': device %" PRId64 "'s copy differs from the others'", v->name, r);
+				ok = false;
+			}
+			tensor_free(q);
+		}
+	if (!ok) {
+		tensor_free(t);
+		return NULL;
+	}
+	return t;
 }
 
 /* The devices of r's group over mesh axis a, in coordinate order. */
@@ -166,13 +218,8 @@ bool shard_simulate(const Graph *g, Tensor *const *inputs, Tensor **outputs, Dia
 	const Mesh *m = &g->mesh;
 	Devices ds = {m, shard_mesh_devices(m), NULL};
 	ds.coord = xcalloc((size_t)ds.ndev, sizeof *ds.coord);
-	for (int64_t r = 0; r < ds.ndev; r++) {
-		int64_t q = r;
-		for (int a = m->naxes - 1; a >= 0; a--) {
-			ds.coord[r][a] = q % m->size[a];
-			q /= m->size[a];
-		}
-	}
+	for (int64_t r = 0; r < ds.ndev; r++)
+		shard_coords(m, r, ds.coord[r]);
 	int64_t D = ds.ndev;
 	Tensor ***val = xcalloc((size_t)g->nvalues, sizeof *val); /* [value][device] */
 	bool ok = true;
@@ -227,36 +274,8 @@ bool shard_simulate(const Graph *g, Tensor *const *inputs, Tensor **outputs, Dia
 		free(attrs);
 	}
 	/* outputs: whole (every device's copy the same) or joined from the parts */
-	for (int i = 0; ok && i < g->noutputs; i++) {
-		const Value *v = g->outputs[i];
-		Tensor *t = tensor_new(v->type.dtype, &v->type.shape);
-		for (int pass = 0; pass < 2 && ok; pass++) /* the first device of each part, then the copies */
-			for (int64_t r = 0; r < D && ok; r++) {
-				bool first = true;
-				for (int a = 0; a < m->naxes; a++)
-					if (ds.coord[r][a] != 0 && !sharding_splits(&v->shard, v->type.shape.rank, a))
-						first = false;
-				if (first != (pass == 0))
-					continue;
-				int64_t off[MAX_RANK] = {0};
-				Tensor *p = val[v->id][r];
-				for (int k = 0; k < p->type.shape.rank; k++)
-					if (v->shard.dim[k] >= 0)
-						off[k] = ds.coord[r][v->shard.dim[k]] * p->type.shape.dim[k];
-				if (pass == 0) {
-					copy_block(t, off, p, false);
-					continue;
-				}
-				Tensor *q = tensor_new(p->type.dtype, &p->type.shape);
-				copy_block(t, off, q, true);
-				if (tensor_bytes(q) && memcmp(q->data, p->data, tensor_bytes(q)) != 0) {
-					diag_error(d, v->loc, "output '%s': device %" PRId64 "'s copy differs from the others'", v->name, r);
-					ok = false;
-				}
-				tensor_free(q);
-			}
-		outputs[i] = t;
-	}
+	for (int i = 0; ok && i < g->noutputs; i++)
+		ok = (outputs[i] = shard_join(m, g->outputs[i], val[g->outputs[i]->id], d)) != NULL;
 	for (int i = 0; i < g->nvalues; i++) {
 		if (!val[i])
 			continue;
