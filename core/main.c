@@ -880,8 +880,9 @@ static int check_with(Options *o, int argc, char **argv)
 		g = NULL;
 	}
 	if (g && g->mesh.naxes && !sharding_emit && !(emit && strcmp(emit, "ir") == 0) && (compiles_anything(assemble, object, emit) || target)) {
-		diag_error(&d, g->mesh.loc, "the model is sharded over a mesh of %" PRId64 " devices: compiling one program per "
-			   "device (the SPMD lowering) is not built yet; --emit=sharding shows the partitioning", shard_mesh_devices(&g->mesh));
+		diag_error(&d, g->mesh.loc, "the model is sharded over a mesh of %" PRId64 " devices: its programs, one per device, "
+			   "are made and run by 'gdcc run -t TARGET' (over MPI); writing them out (-S, -c, --emit of a compilation) "
+			   "is not supported yet; --emit=sharding shows the partitioning", shard_mesh_devices(&g->mesh));
 		graph_free(g);
 		g = NULL;
 	}

@@ -281,7 +281,7 @@ expect_in "$tmp/err" "the model has no mesh" "--emit=sharding without a mesh"
 # compiling a sharded model for a target is not built yet: said, no output left
 rm -f "$tmp/sh.s"
 expect_status 1 "-S of a sharded model" -- "$GDCC" -S -t x86-avx2 --parallel=tensor --devices 2 "$SRCDIR/examples/mlp.ir" -o "$tmp/sh.s"
-expect_in "$tmp/err" "compiling one program per device (the SPMD lowering) is not built yet" "-S of a sharded model"
+expect_in "$tmp/err" "its programs, one per device, are made and run by 'gdcc run -t TARGET' (over MPI)" "-S of a sharded model"
 if [ -e "$tmp/sh.s" ]; then bad "-S of a sharded model left $tmp/sh.s"; else ok; fi
 # the devices simulated with the reference kernels give what the whole graph gives
 expect_status 0 "run: BERT tensor-parallel over 4" -- "$GDCC" run --parallel=tensor --devices 4 "$SRCDIR/examples/bert_layer.ir"
@@ -293,8 +293,8 @@ expect_status 0 "run: MLP on a 2 x 2 mesh" -- "$GDCC" run --mesh dp=2,tp=2 --sha
 expect_in "$tmp/out" "spmd: 4 devices simulated (3 collective" "run: MLP on a 2 x 2 mesh"
 expect_status 0 "run: resnet block channel-parallel" -- "$GDCC" run --parallel=tensor --devices 2 "$SRCDIR/examples/resnet_block.ir"
 expect_in "$tmp/out" "0 of 200704 outside" "run: resnet block channel-parallel"
-expect_status 1 "run -t of a sharded model" -- "$GDCC" run -t x86-avx2 --parallel=tensor --devices 2 "$SRCDIR/examples/mlp.ir"
-expect_in "$tmp/err" "running it on x86-avx2 (one program per device, over MPI) is not built yet" "run -t of a sharded model"
+expect_status 1 "run -t --profile of a sharded model" -- "$GDCC" run -t x86-avx2 --profile --parallel=tensor --devices 2 "$SRCDIR/examples/mlp.ir"
+expect_in "$tmp/err" "--profile: not for a model sharded over several devices yet" "run -t --profile of a sharded model"
 # mesh and shard statements print back
 printf 'graph g {\n  mesh [d=2]\n  input x : f32[4, 2]\n  y = relu(x)\n  shard x [d, _]\n  output y\n}\n' >"$tmp/sh.ir"
 expect_status 0 "mesh/shard print back" -- "$GDCC" --emit=ir "$tmp/sh.ir"
