@@ -197,6 +197,7 @@ struct Node {
 	ConstInit init;     /* OP_CONSTANT only */
 	int id;
 	int group;          /* the kernel (fusion group) it belongs to, -1: none yet */
+	int stage;          /* a pipelined graph's stage (the device that runs it; core/shard.c) */
 	bool removed;       /* detached by graph_remove_node (rewrite.h) */
 };
 
@@ -221,6 +222,7 @@ typedef struct Graph {
 	int *output_part;     /* ... and its part, as input_part */
 	StrMap index;         /* values by name (keys: their names) */
 	Mesh mesh;            /* the device mesh (naxes 0: none) */
+	bool pipelined;       /* its one mesh axis is a pipeline's stages (Node.stage) */
 	ShardAnnot *annots;   /* sharding annotations as written, in order */
 	int nannots;
 } Graph;

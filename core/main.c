@@ -89,9 +89,9 @@ static void usage(FILE *out)
 	      "      --mesh NAME=SIZE,...  a device mesh for the model (as model.ir's 'mesh')\n"
 	      "      --shard NAME=[AXIS,...]  a value split over mesh axes (_: whole), as\n"
 	      "                       model.ir's 'shard'\n"
-	      "      --parallel=data|tensor --devices N  a strategy: the inputs split by\n"
-	      "                       batch, or the weights split Megatron-style (column then\n"
-	      "                       row parallel)\n"
+	      "      --parallel=data|tensor|pipeline --devices N  a strategy: the inputs\n"
+	      "                       split by batch, the weights split Megatron-style (column\n"
+	      "                       then row parallel), or N stages of consecutive layers\n"
 	      "      --host=TARGET    where a target's fallback nodes run (default: the .md's\n"
 	      "                       param host, e.g. x86-avx2 for npu-systolic)\n"
 	      "      --param NAME=VALUE  override a parameter of the -t target's .md (e.g.\n"
@@ -647,10 +647,12 @@ static int shard_option(Options *o, int c, const char *arg)
 			o->parallel = PARALLEL_DATA;
 		else if (strcmp(arg, "tensor") == 0)
 			o->parallel = PARALLEL_TENSOR;
-		else if (strcmp(arg, "pipeline") == 0 || strcmp(arg, "auto") == 0)
-			return usage_error("--parallel=%s is not built yet (known: data, tensor)", arg);
+		else if (strcmp(arg, "pipeline") == 0)
+			o->parallel = PARALLEL_PIPELINE;
+		else if (strcmp(arg, "auto") == 0)
+			return usage_error("--parallel=%s is not built yet (known: data, tensor, pipeline)", arg);
 		else
-			return usage_error("unknown --parallel '%s' (known: data, tensor)", arg);
+			return usage_error("unknown --parallel '%s' (known: data, tensor, pipeline)", arg);
 		break;
 	default: { /* OPT_DEVICES */
 		char *end;
@@ -670,7 +672,7 @@ static int shard_options_check(const Options *o)
 	if (o->parallel && !o->devices)
 		return usage_error("--parallel needs --devices N%s", "");
 	if (o->devices && !o->parallel)
-		return usage_error("--devices goes with --parallel=data|tensor (or declare a mesh: --mesh)%s", "");
+		return usage_error("--devices goes with --parallel=data|tensor|pipeline (or declare a mesh: --mesh)%s", "");
 	if (o->parallel && (o->mesh_text || o->nshard_texts))
 		return usage_error("--parallel chooses the mesh and the shardings: not with --mesh or --shard%s", "");
 	if (o->nshard_texts && !o->mesh_text)

@@ -22,6 +22,11 @@ const AttrSpec collective_axis_attrs[] = {
 	{.name = "axis", .kind = ATTR_INT, .required = true, .has_range = true, .min = 0, .max = MAX_RANK - 1},
 	{.name = "mesh_axis", .kind = ATTR_STRING, .required = true},
 	{0}};
+const AttrSpec send_recv_attrs[] = {
+	{.name = "from", .kind = ATTR_INT, .required = true, .has_range = true, .min = 0, .max = 65535},
+	{.name = "to", .kind = ATTR_INT, .required = true, .has_range = true, .min = 0, .max = 65535},
+	{.name = "mesh_axis", .kind = ATTR_STRING, .required = true},
+	{0}};
 const AttrSpec all_to_all_attrs[] = {
 	{.name = "split_axis", .kind = ATTR_INT, .required = true, .has_range = true, .min = 0, .max = MAX_RANK - 1},
 	{.name = "concat_axis", .kind = ATTR_INT, .required = true, .has_range = true, .min = 0, .max = MAX_RANK - 1},

@@ -608,6 +608,16 @@ int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs,
 		}
 		for (int k = 0; rc == 0 && k < prog.nsteps; k++) {
 			SpmdStep *sp = &prog.steps[k];
+			if (sp->coll && sp->coll->op == OP_SEND_RECV) {
+				const Node *n = sp->coll;
+				const Value *v = n->in[0];
+				uint64_t bytes = (uint64_t)shape_numel(&v->type.shape) * dtype_size(v->type.dtype);
+				if (attr_i(n, "from") == r)
+					fprintf(pf, "send %d %" PRId64 " %" PRIu64 "\n", v->id, attr_i(n, "to"), bytes);
+				else
+					fprintf(pf, "recv %d %" PRId64 " %" PRIu64 "\n", n->out[0]->id, attr_i(n, "from"), bytes);
+				continue;
+			}
 			if (sp->coll) {
 				const Node *n = sp->coll;
 				const Value *v = n->in[0];
@@ -654,7 +664,10 @@ int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs,
 	for (int i = 0; rc == 0 && i < g->noutputs; i++) {
 		const Value *v = g->outputs[i];
 		Tensor **parts = xcalloc((size_t)D, sizeof *parts);
+		int64_t only = g->pipelined ? (v->def && v->def->stage > 0 ? v->def->stage : 0) : -1;
 		for (int64_t r = 0; r < D && rc == 0; r++) {
+			if (only >= 0 && r != only)
+				continue; /* a pipeline's output: on the stage that computed it */
 			Shape l = shard_local_shape(m, &v->shard, &v->type.shape);
 			parts[r] = tensor_new(v->type.dtype, &l);
 			char *f = xasprintf("%s/r%" PRId64 "/v%d.bin", dir, r, v->id);
@@ -664,8 +677,12 @@ int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs,
 			}
 			free(f);
 		}
-		if (rc == 0 && !(outputs[i] = shard_join(m, v, parts, d)))
+		if (rc == 0 && only >= 0) {
+			outputs[i] = parts[only];
+			parts[only] = NULL;
+		} else if (rc == 0 && !(outputs[i] = shard_join(m, v, parts, d))) {
 			rc = EXIT_RUN;
+		}
 		for (int64_t r = 0; r < D; r++)
 			tensor_free(parts[r]);
 		free(parts);

@@ -174,13 +174,15 @@ bool shard_apply_strategy(Graph *g, Parallel par, int devices, Diag *d)
 		diag_error(d, g->mesh.loc, "--parallel: the model declares its own mesh");
 		return false;
 	}
-	char *e = shard_mesh_axis_error(&g->mesh, par == PARALLEL_DATA ? "dp" : "tp", devices);
+	const char *axis = par == PARALLEL_DATA ? "dp" : par == PARALLEL_TENSOR ? "tp" : "pp";
+	char *e = shard_mesh_axis_error(&g->mesh, axis, devices);
 	if (e) {
 		diag_error(d, loc, "--devices %d: %s", devices, e);
 		free(e);
 		return false;
 	}
-	g->mesh.name[0] = xstrdup(par == PARALLEL_DATA ? "dp" : "tp");
+	g->mesh.name[0] = xstrdup(axis);
+	g->pipelined = par == PARALLEL_PIPELINE;
 	g->mesh.size[0] = devices;
 	g->mesh.naxes = 1;
 	g->mesh.loc = loc;
@@ -485,16 +487,18 @@ typedef struct {
 static const Shape *in_shape(const RuleCx *c, int i) { return &c->n->in[i]->type.shape; }
 static const Shape *out_shape(const RuleCx *c, int j) { return &c->n->out[j]->type.shape; }
 
-static void note(Prop *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(Prop *p, const char *fmt, ...)
+static void note_to(ShardReport *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_to(ShardReport *r, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	char *s = xvasprintf(fmt, ap);
 	va_end(ap);
-	p->r->notes = xrealloc(p->r->notes, (size_t)(p->r->nnotes + 1) * sizeof *p->r->notes);
-	p->r->notes[p->r->nnotes++] = s;
+	r->notes = xrealloc(r->notes, (size_t)(r->nnotes + 1) * sizeof *r->notes);
+	r->notes[r->nnotes++] = s;
 }
+
+#define note(p, ...) note_to((p)->r, __VA_ARGS__)
 
 /* Operand i's sharding for a result sharded C (numpy broadcasting: an axis
  * that broadcasts is whole). */
@@ -1036,10 +1040,122 @@ static bool reshard_result(Prop *p, Value *v, const Sharding *want, int pos, Loc
 	return true;
 }
 
+/* A node's work for the pipeline's balance: multiply-adds for matmul,
+ * gemm and conv, else the elements it writes. */
+static double node_work(const Node *n)
+{
+	double out = (double)shape_numel(&n->out[0]->type.shape);
+	const Shape *a = n->nin > 0 ? &n->in[0]->type.shape : NULL, *b = n->nin > 1 ? &n->in[1]->type.shape : NULL;
+	switch (n->op) {
+	case OP_MATMUL: return a && a->rank ? out * (double)a->dim[a->rank - 1] : out;
+	case OP_GEMM: return a && a->rank == 2 ? out * (double)a->dim[attr_i(n, "trans_a") ? 0 : 1] : out;
+	case OP_CONV: return b && b->rank ? out * (double)shape_numel(b) / (double)(b->dim[0] ? b->dim[0] : 1) : out;
+	default: return out;
+	}
+}
+
+/* The pipeline: N stages of consecutive nodes, each about 1/N of the
+ * work; every value whole; a send_recv where a value (an input: from stage
+ * 0) is read on another stage than its own. */
+static bool pipeline_partition(Graph *g, ShardReport *r, Diag *d)
+{
+	int N = (int)g->mesh.size[0];
+	double total = 0, cum = 0;
+	for (int k = 0; k < g->nnodes; k++)
+		if (g->nodes[k]->nin > 0)
+			total += node_work(g->nodes[k]);
+	int prev = 0;
+	double *work = xcalloc((size_t)N + 1, sizeof *work);
+	int *first = xcalloc((size_t)N + 1, sizeof *first), *last = xcalloc((size_t)N + 1, sizeof *last);
+	for (int k = 0; k < N; k++)
+		first[k] = last[k] = -1;
+	for (int k = 0; k < g->nnodes; k++) {
+		Node *n = g->nodes[k];
+		if (op_info[n->op].shard == SHARD_COLLECTIVE) {
+			diag_error(d, n->loc, "%s: collectives are inserted by the sharding pass, not written in the model",
+				   op_info[n->op].name);
+			free(work), free(first), free(last);
+			return false;
+		}
+		if (n->nin == 0) {
+			n->stage = -1;
+			continue;
+		}
+		double w = node_work(n);
+		int s = total > 0 ? (int)((cum + w / 2) * N / total) : 0;
+		s = s < prev ? prev : s >= N ? N - 1 : s;
+		n->stage = prev = s;
+		cum += w;
+		work[s] += w;
+		if (first[s] < 0)
+			first[s] = k;
+		last[s] = k;
+	}
+	for (int i = 0; i < g->nvalues; i++)
+		g->values[i]->shard = sh_whole();
+	for (int s = 0; s < N; s++)
+		note_to(r, "stage %d: %s%s%s, %.1f%% of the work", s, first[s] >= 0 ? g->nodes[first[s]]->out[0]->name : "no node",
+			first[s] >= 0 ? " .. " : "", first[s] >= 0 ? g->nodes[last[s]]->out[0]->name : "",
+			total > 0 ? 100 * work[s] / total : 0);
+	free(work), free(first), free(last);
+	/* the transfers, one per value and stage that reads it */
+	graph_build_uses(g);
+	int nn = g->nnodes;
+	Node **nodes = xmalloc((size_t)(nn + 1) * sizeof *nodes);
+	memcpy(nodes, g->nodes, (size_t)nn * sizeof *nodes);
+	struct Sent {
+		Value *v, *to;
+		int stage;
+	} *sent = NULL;
+	int nsent = 0;
+	bool ok = true;
+	for (int k = 0; k < nn && ok; k++) {
+		Node *n = nodes[k];
+		if (n->nin == 0)
+			continue;
+		for (int i = 0; i < n->nin && ok; i++) {
+			Value *v = n->in[i];
+			int from = v->def ? v->def->stage : 0;
+			if (from < 0 || from == n->stage)
+				continue;
+			Value *to = NULL;
+			for (int q = 0; q < nsent; q++)
+				if (sent[q].v == v && sent[q].stage == n->stage)
+					to = sent[q].to;
+			if (!to) {
+				char *base = xasprintf("%s.to%d", v->name, n->stage);
+				Node *c = graph_insert_node(g, graph_node_pos(g, n), OP_SEND_RECV, &v, 1, 1, base, n->loc);
+				free(base);
+				if (!c) {
+					diag_error(d, n->loc, "internal error: no name for a transfer");
+					ok = false;
+					break;
+				}
+				node_set_int(c, "from", from);
+				node_set_int(c, "to", n->stage);
+				node_set_string(c, "mesh_axis", g->mesh.name[0]);
+				c->stage = n->stage;
+				if (!(ok = graph_check_node(g, c, d)))
+					break;
+				to = c->out[0];
+				to->shard = sh_whole();
+				sent = xrealloc(sent, (size_t)(nsent + 1) * sizeof *sent);
+				sent[nsent++] = (struct Sent){v, to, n->stage};
+			}
+			node_set_operand(n, i, to);
+		}
+	}
+	free(sent);
+	free(nodes);
+	return ok && graph_check_structure(g, d);
+}
+
 bool shard_propagate(Graph *g, ShardReport *r, Diag *d)
 {
 	if (!g->mesh.naxes)
 		return true;
+	if (g->pipelined)
+		return pipeline_partition(g, r, d);
 	Prop p = {.g = g, .m = &g->mesh, .r = r, .d = d};
 	graph_build_uses(g);
 	for (int i = 0; i < g->ninputs; i++)
@@ -1168,17 +1284,28 @@ void shard_print(FILE *out, const Graph *g, const ShardReport *r)
 			fprintf(out, "  %-22s %-22s %-26s %-20s %s", v->name, type_str(&v->type, tb, sizeof tb),
 				sharding_str(m, &v->shard, v->type.shape.rank, sb, sizeof sb), type_str(&lt, lb, sizeof lb),
 				op_info[n->op].name);
+			if (g->pipelined && n->nin > 0 && n->op != OP_SEND_RECV)
+				fprintf(out, " (stage %d)", n->stage);
 			if (op_info[n->op].shard == SHARD_COLLECTIVE) {
 				uint64_t b = shard_collective_bytes(g, n);
 				total += b;
 				ncoll += n->op != OP_SHARD_SLICE && n->op != OP_SHARD_PARTIAL;
-				fprintf(out, "(%s) over %s: %" PRIu64 " bytes sent per device", n->in[0]->name,
-					attr_s(n, "mesh_axis"), b);
+				if (n->op == OP_SEND_RECV)
+					total += (uint64_t)shape_numel(&v->type.shape) * dtype_size(v->type.dtype);
+				if (n->op == OP_SEND_RECV)
+					fprintf(out, "(%s) from stage %" PRId64 " to %d: %" PRIu64 " bytes", n->in[0]->name, attr_i(n, "from"), n->stage,
+						(uint64_t)shape_numel(&v->type.shape) * dtype_size(v->type.dtype));
+				else
+					fprintf(out, "(%s) over %s: %" PRIu64 " bytes sent per device", n->in[0]->name,
+						attr_s(n, "mesh_axis"), b);
 			}
 			fputc('\n', out);
 		}
 	}
-	fprintf(out, "# %d collectives, %" PRIu64 " bytes sent per device\n", ncoll, total);
+	if (g->pipelined)
+		fprintf(out, "# %d transfers between stages, %" PRIu64 " bytes in all\n", ncoll, total);
+	else
+		fprintf(out, "# %d collectives, %" PRIu64 " bytes sent per device\n", ncoll, total);
 	for (int i = 0; i < r->nnotes; i++)
 		fprintf(out, "# note: %s\n", r->notes[i]);
 }

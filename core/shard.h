@@ -33,12 +33,14 @@ void shard_add_annot(Graph *g, ShardAnnot *a);
 bool shard_mesh_from_text(Graph *g, const char *text, Diag *d);
 bool shard_annot_from_text(Graph *g, const char *text, Diag *d);
 
-typedef enum { PARALLEL_NONE, PARALLEL_DATA, PARALLEL_TENSOR } Parallel;
+typedef enum { PARALLEL_NONE, PARALLEL_DATA, PARALLEL_TENSOR, PARALLEL_PIPELINE } Parallel;
 
 /* --parallel=data: mesh [dp=N] and every input split along its axis 0
  * (those whose axis 0 N divides); tensor: mesh [tp=N], weights split by
- * the rules (Megatron: column-parallel, then row-parallel).  false and an
- * error when the graph has a mesh already. */
+ * the rules (Megatron: column-parallel, then row-parallel); pipeline: mesh
+ * [pp=N], the nodes cut into N stages of consecutive nodes with about the
+ * same work, one a device, the values that cross sent between them.  false
+ * and an error when the graph has a mesh already. */
 bool shard_apply_strategy(Graph *g, Parallel par, int devices, Diag *d);
 
 /* Check each annotation (the value exists, rank, axes, divisibility, no

@@ -245,6 +245,14 @@ bool shard_simulate(const Graph *g, Tensor *const *inputs, Tensor **outputs, Dia
 			}
 			continue;
 		}
+		if (n->op == OP_SEND_RECV) { /* the receiver gets the sender's copy */
+			Tensor *x = val[n->in[0]->id][attr_i(n, "from")];
+			Tensor *c = tensor_new(x->type.dtype, &x->type.shape);
+			if (tensor_bytes(x))
+				memcpy(c->data, x->data, tensor_bytes(x));
+			val[n->out[0]->id][attr_i(n, "to")] = c;
+			continue;
+		}
 		if (op_info[n->op].shard == SHARD_COLLECTIVE) {
 			collective(&ds, n, val[n->in[0]->id], val[n->out[0]->id]);
 			continue;
@@ -261,6 +269,8 @@ bool shard_simulate(const Graph *g, Tensor *const *inputs, Tensor **outputs, Dia
 			local.attrs = attrs;
 		}
 		for (int64_t r = 0; ok && r < D; r++) {
+			if (g->pipelined && n->stage != r)
+				continue; /* another stage's node */
 			Tensor *in[n->nin];
 			Tensor *out[n->nout > 0 ? n->nout : 1];
 			for (int k = 0; k < n->nin; k++)
@@ -274,8 +284,17 @@ bool shard_simulate(const Graph *g, Tensor *const *inputs, Tensor **outputs, Dia
 		free(attrs);
 	}
 	/* outputs: whole (every device's copy the same) or joined from the parts */
-	for (int i = 0; ok && i < g->noutputs; i++)
-		ok = (outputs[i] = shard_join(m, g->outputs[i], val[g->outputs[i]->id], d)) != NULL;
+	for (int i = 0; ok && i < g->noutputs; i++) {
+		const Value *v = g->outputs[i];
+		if (g->pipelined) { /* on the stage that computed it */
+			Tensor *x = val[v->id][v->def && v->def->stage > 0 ? v->def->stage : 0];
+			outputs[i] = tensor_new(x->type.dtype, &x->type.shape);
+			if (tensor_bytes(x))
+				memcpy(outputs[i]->data, x->data, tensor_bytes(x));
+			continue;
+		}
+		ok = (outputs[i] = shard_join(m, v, val[v->id], d)) != NULL;
+	}
 	for (int i = 0; i < g->nvalues; i++) {
 		if (!val[i])
 			continue;

@@ -188,6 +188,15 @@ bool shard_device_program(const Graph *g, int64_t rank, SpmdProgram *out, Diag *
 		const Node *n = g->nodes[k];
 		if (n->nin == 0)
 			continue; /* constants: cut into the segments that read them */
+		if (n->op == OP_SEND_RECV) { /* a pipeline's transfer: the sender's and the receiver's step */
+			if (attr_i(n, "from") == rank || attr_i(n, "to") == rank) {
+				close_segment(&b, k);
+				new_step(out)->coll = n;
+			}
+			continue;
+		}
+		if (g->pipelined && n->stage != rank)
+			continue; /* another stage's */
 		if (op_info[n->op].shard == SHARD_COLLECTIVE) {
 			close_segment(&b, k);
 			SpmdStep *s = new_step(out);

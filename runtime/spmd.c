@@ -7,6 +7,8 @@
  *   mesh NAXES SIZE...                  the device mesh (axis 0 outermost)
  *   run COMMAND                         a compute segment: a compiled program
  *                                       run on the value files (sh -c)
+ *   send ID TO BYTES                    a pipeline stage's value to device TO
+ *   recv ID FROM BYTES                  ... from device FROM into vID.bin
  *   coll OP IN OUT DTYPE MESHAXIS AXIS AXIS2 RANK DIM...
  *                                       a collective over MESHAXIS on the
  *                                       value file DIR/rR/vIN.bin (local shape
@@ -147,6 +149,23 @@ int main(int argc, char **argv)
 				char msg[64];
 				snprintf(msg, sizeof msg, "%d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 				die(line, "a compute segment failed (status %s)", msg);
+			}
+			continue;
+		}
+		if (strncmp(buf, "send ", 5) == 0 || strncmp(buf, "recv ", 5) == 0) {
+			long id, peer, bytes;
+			if (sscanf(buf + 5, "%ld %ld %ld", &id, &peer, &bytes) != 3 || peer < 0 || peer >= size || bytes < 0 ||
+			    bytes > 0x7fffffffL)
+				die(line, "bad transfer: %s", buf);
+			if (buf[0] == 's') {
+				char *x = load(id, (size_t)bytes, line);
+				MPI_Send(x, (int)bytes, MPI_BYTE, (int)peer, (int)(id & 0x7fff), MPI_COMM_WORLD);
+				free(x);
+			} else {
+				char *x = malloc((size_t)bytes + 1);
+				MPI_Recv(x, (int)bytes, MPI_BYTE, (int)peer, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				store(id, x, (size_t)bytes, line);
+				free(x);
 			}
 			continue;
 		}

@@ -8,7 +8,8 @@
 #   the BERT layer tensor-parallel (Megatron: column-parallel Q, K, V and
 #   FFN-in, row-parallel output projection and FFN-out, one all-reduce
 #   each), the MLP data-parallel, resnet18 batch-split (and channel-split),
-#   an MLP on a 2 x 2 mesh (data x tensor), on x86-avx2 and npu-systolic
+#   an MLP on a 2 x 2 mesh (data x tensor), a 4-stage pipeline of a BERT
+#   stack (tests/spmd/bert_stack.ir), on x86-avx2 and npu-systolic
 #   (whose devices each run the simulator, with host fallbacks).
 # Tolerance: the compiled code's arithmetic (fused, reassociated) against the
 # reference's: --check's per-op bound (1e-5 + 1e-4 |ref|) for the BERT layer
@@ -75,6 +76,19 @@ for t in x86-avx2 npu-systolic; do
 	close "resnet18 batch-split, 4 devices" "$R" "$t" --parallel=data --devices 4
 done
 close "resnet18 channel-split, 2 devices" "$R" x86-avx2 --parallel=tensor --devices 2
+# a 4-stage pipeline of a BERT stack (4 layers): one layer a device, the
+# hidden state sent from stage to stage
+for t in x86-avx2 npu-systolic; do
+	check "bert_stack 4-stage pipeline" "$SRCDIR/tests/spmd/bert_stack.ir" "$t" --parallel=pipeline --devices 4
+done
+"$GDCC" --emit=sharding --parallel=pipeline --devices 4 "$SRCDIR/tests/spmd/bert_stack.ir" >"$tmp/out" 2>&1
+if grep -q "# 3 transfers between stages, 393216 bytes in all" "$tmp/out" &&
+	[ "$(grep -c '% of the work' "$tmp/out")" -eq 4 ] && grep -q "stage 1: l1.q0 .. l1.y, 25.0% of the work" "$tmp/out"; then
+	ok
+else
+	bad "bert_stack's pipeline: not one layer a stage"
+	sed 's/^/  | /' "$tmp/out" | grep -v constant | tail -12
+fi
 check "resnet_block channel-split, 2 devices" "$E/resnet_block.ir" x86-avx2 --parallel=tensor --devices 2
 
 # what each device runs: BERT's two all-reduces and nothing else over MPI

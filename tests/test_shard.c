@@ -445,3 +445,31 @@ Test(shard, a_whole_value_added_to_a_partial_sum_joins_it_on_one_device)
 	cr_assert_eq(t_count_op(g, OP_ALL_REDUCE), 1);
 	done(g, &r);
 }
+
+Test(shard, pipeline_stages_balance_the_work_and_send_what_crosses)
+{
+	/* four equal layers (matmul 8 x 16 x 16, relu) over 2 stages: two each;
+	 * x is read by stage 0 only, h1 crosses once although read twice */
+	Diag d;
+	diag_init(&d);
+	Graph *g = t_parse("graph g {\n  input x : f32[8, 16]\n  const w : f32[16, 16] = normal(1, 0, 0.3)\n"
+			   "  a0 = matmul(x, w)\n  h0 = relu(a0)\n  a1 = matmul(h0, w)\n  h1 = relu(a1)\n"
+			   "  a2 = matmul(h1, w)\n  h2 = relu(a2)\n  s = add(h2, h1)\n  a3 = matmul(s, w)\n  h3 = relu(a3)\n"
+			   "  output h3\n}\n", &d);
+	cr_assert(g && graph_verify(g, &d));
+	cr_assert(shard_apply_strategy(g, PARALLEL_PIPELINE, 2, &d) && shard_resolve(g, &d));
+	ShardReport r = {0};
+	cr_assert(shard_propagate(g, &r, &d));
+	t_check_graph(g);
+	cr_assert_eq(t_val(g, "h1")->def->stage, 0);
+	cr_assert_eq(t_val(g, "a2")->def->stage, 1);
+	cr_assert_eq(t_count_op(g, OP_SEND_RECV), 1, "h1 sent once, read twice on stage 1");
+	Node *sr = t_find_op(g, OP_SEND_RECV);
+	cr_assert_eq(attr_i(sr, "from"), 0);
+	cr_assert_eq(attr_i(sr, "to"), 1);
+	cr_assert_eq(r.nnotes, 2);
+	cr_assert(strstr(r.notes[0], "stage 0: a0 .. h1"), "%s", r.notes[0]);
+	spmd_matches(g);
+	diag_free(&d);
+	done(g, &r);
+}
