@@ -223,6 +223,7 @@ typedef struct Graph {
 	StrMap index;         /* values by name (keys: their names) */
 	Mesh mesh;            /* the device mesh (naxes 0: none) */
 	bool pipelined;       /* its one mesh axis is a pipeline's stages (Node.stage) */
+	bool split_weights;   /* the tensor strategy: propagation splits constant weights */
 	ShardAnnot *annots;   /* sharding annotations as written, in order */
 	int nannots;
 } Graph;

@@ -89,9 +89,13 @@ static void usage(FILE *out)
 	      "      --mesh NAME=SIZE,...  a device mesh for the model (as model.ir's 'mesh')\n"
 	      "      --shard NAME=[AXIS,...]  a value split over mesh axes (_: whole), as\n"
 	      "                       model.ir's 'shard'\n"
-	      "      --parallel=data|tensor|pipeline --devices N  a strategy: the inputs\n"
-	      "                       split by batch, the weights split Megatron-style (column\n"
-	      "                       then row parallel), or N stages of consecutive layers\n"
+	      "      --parallel=data|tensor|pipeline|auto --devices N  a strategy: the\n"
+	      "                       inputs split by batch, the weights split Megatron-style\n"
+	      "                       (column then row parallel), N stages of consecutive\n"
+	      "                       layers, or (auto, with -t) the one the cost model finds\n"
+	      "                       fastest\n"
+	      "      --link-gbps G, --link-latency-us L  the links between devices for the\n"
+	      "                       cost model (default 100 Gb/s, 5 us)\n"
 	      "      --host=TARGET    where a target's fallback nodes run (default: the .md's\n"
 	      "                       param host, e.g. x86-avx2 for npu-systolic)\n"
 	      "      --param NAME=VALUE  override a parameter of the -t target's .md (e.g.\n"
@@ -244,7 +248,7 @@ static int pass_option(Options *o, int c, const char *arg)
 static uint64_t max_model_bytes = GDCC_DEFAULT_MAX_MODEL_BYTES;
 
 enum { OPT_MAX_TENSOR = 0x100, OPT_MAX_WORKSPACE, OPT_MAX_MODEL };
-enum { OPT_MESH = 0x1c0, OPT_SHARD, OPT_PARALLEL, OPT_DEVICES };
+enum { OPT_MESH = 0x1c0, OPT_SHARD, OPT_PARALLEL, OPT_DEVICES, OPT_LINK_GBPS, OPT_LINK_LATENCY };
 #define LIMIT_OPTIONS \
 	{"max-tensor-bytes", required_argument, NULL, OPT_MAX_TENSOR}, \
 	{"max-workspace-bytes", required_argument, NULL, OPT_MAX_WORKSPACE}, \
@@ -492,16 +496,82 @@ static void write_sharding(FILE *out, const void *ctx)
 	shard_print(out, j->g, &j->r);
 }
 
+static LinkModel link_model(const Options *o)
+{
+	return (LinkModel){o->link_gbps > 0 ? o->link_gbps : 100, o->link_latency_us > 0 ? o->link_latency_us : 5};
+}
+
+/* --parallel=auto: each strategy applied to a fresh copy of the model
+ * (read again), propagated and estimated on t; the fastest one's, and the
+ * table of all into o->auto_table.  PARALLEL_NONE after an error. */
+static Parallel choose_strategy(const char *path, Options *o, const Target *t, Diag *d)
+{
+	static const char *const names[] = {[PARALLEL_DATA] = "data", [PARALLEL_TENSOR] = "tensor",
+					     [PARALLEL_PIPELINE] = "pipeline"};
+	if (!t) {
+		diag_error(d, loc_at(NULL, 0, 0), "--parallel=auto chooses by the target's cost model: give -t TARGET");
+		return PARALLEL_NONE;
+	}
+	LinkModel l = link_model(o);
+	Parallel best = PARALLEL_NONE;
+	double best_s = 0;
+	size_t cap = 1024, len = 0;
+	char *tab = xmalloc(cap);
+	len += (size_t)snprintf(tab, cap, "# --parallel=auto on %d devices, estimated on %s (links %g Gb/s, %g us):\n",
+				o->devices, t->name, l.gbps, l.latency_us);
+	for (Parallel p = PARALLEL_DATA; p <= PARALLEL_PIPELINE; p++) {
+		Diag scratch;
+		diag_init(&scratch);
+		Graph *h = load_and_verify(path, o, &scratch);
+		ShardReport r = {.target = t, .link = l};
+		ShardEstimate e;
+		bool ok = h && shard_apply_strategy(h, p, o->devices, &scratch) && shard_resolve(h, &scratch) &&
+			  shard_propagate(h, &r, &scratch) && shard_estimate(h, t, &l, &e);
+		char line[256];
+		if (ok)
+			snprintf(line, sizeof line, "#   %-8s compute %9.3f ms, communication %9.3f ms, step %9.3f ms\n", names[p],
+				 e.compute_s * 1e3, e.comm_s * 1e3, e.step_s * 1e3);
+		else
+			snprintf(line, sizeof line, "#   %-8s not applicable here\n", names[p]);
+		if (len + strlen(line) + 1 > cap)
+			tab = xrealloc(tab, cap = 2 * (len + strlen(line) + 1));
+		strcpy(tab + len, line);
+		len += strlen(line);
+		if (ok && (best == PARALLEL_NONE || e.step_s < best_s)) {
+			best = p;
+			best_s = e.step_s;
+		}
+		shard_report_free(&r);
+		graph_free(h);
+		diag_free(&scratch);
+	}
+	if (best == PARALLEL_NONE) {
+		diag_error(d, loc_at(NULL, 0, 0), "--parallel=auto: no strategy applies to this model");
+		free(tab);
+		return best;
+	}
+	char line[128];
+	snprintf(line, sizeof line, "# chosen: %s (the shortest estimated step)\n", names[best]);
+	tab = xrealloc(tab, len + strlen(line) + 1);
+	strcpy(tab + len, line);
+	free(o->auto_table);
+	o->auto_table = tab;
+	return best;
+}
+
 /* The command line's mesh, shardings or strategy, then every annotation
  * checked against the typed graph. */
-static bool apply_sharding(Graph *g, Options *o, Diag *d)
+static bool apply_sharding(Graph *g, const char *path, Options *o, const Target *t, Diag *d)
 {
 	if (o->mesh_text && !shard_mesh_from_text(g, o->mesh_text, d))
 		return false;
 	for (int i = 0; i < o->nshard_texts; i++)
 		if (!shard_annot_from_text(g, o->shard_texts[i], d))
 			return false;
-	if (o->parallel && !shard_apply_strategy(g, (Parallel)o->parallel, o->devices, d))
+	Parallel p = (Parallel)o->parallel;
+	if (p == PARALLEL_AUTO && (p = choose_strategy(path, o, t, d)) == PARALLEL_NONE)
+		return false;
+	if (p && !shard_apply_strategy(g, p, o->devices, d))
 		return false;
 	return shard_resolve(g, d);
 }
@@ -650,10 +720,23 @@ static int shard_option(Options *o, int c, const char *arg)
 		else if (strcmp(arg, "pipeline") == 0)
 			o->parallel = PARALLEL_PIPELINE;
 		else if (strcmp(arg, "auto") == 0)
-			return usage_error("--parallel=%s is not built yet (known: data, tensor, pipeline)", arg);
+			o->parallel = PARALLEL_AUTO;
 		else
-			return usage_error("unknown --parallel '%s' (known: data, tensor, pipeline)", arg);
+			return usage_error("unknown --parallel '%s' (known: data, tensor, pipeline, auto)", arg);
 		break;
+	case OPT_LINK_GBPS:
+	case OPT_LINK_LATENCY: {
+		char *end;
+		double v = strtod(arg, &end);
+		if (*end || end == arg || !(v > 0) || v > 1e9)
+			return usage_error("--%s needs a positive number, got '%s'",
+					   c == OPT_LINK_GBPS ? "link-gbps" : "link-latency-us", arg);
+		if (c == OPT_LINK_GBPS)
+			o->link_gbps = v;
+		else
+			o->link_latency_us = v;
+		break;
+	}
 	default: { /* OPT_DEVICES */
 		char *end;
 		long v = strtol(arg, &end, 10);
@@ -701,6 +784,8 @@ static int check_with(Options *o, int argc, char **argv)
 		{"shard", required_argument, NULL, OPT_SHARD},
 		{"parallel", required_argument, NULL, OPT_PARALLEL},
 		{"devices", required_argument, NULL, OPT_DEVICES},
+		{"link-gbps", required_argument, NULL, OPT_LINK_GBPS},
+		{"link-latency-us", required_argument, NULL, OPT_LINK_LATENCY},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		LIMIT_OPTIONS,
@@ -773,6 +858,8 @@ static int check_with(Options *o, int argc, char **argv)
 		case OPT_MESH:
 		case OPT_SHARD:
 		case OPT_PARALLEL:
+		case OPT_LINK_GBPS:
+		case OPT_LINK_LATENCY:
 		case OPT_DEVICES: {
 			int sr = shard_option(o, c, optarg);
 			if (sr)
@@ -877,7 +964,7 @@ static int check_with(Options *o, int argc, char **argv)
 			graph_free(g);
 			g = NULL;
 		}
-	if (g && !apply_sharding(g, o, &d)) {
+	if (g && !apply_sharding(g, argv[optind], o, target, &d)) {
 		graph_free(g);
 		g = NULL;
 	}
@@ -930,7 +1017,9 @@ static int check_with(Options *o, int argc, char **argv)
 			diag_error(&d, g->loc, "--emit=sharding: the model has no mesh (declare one, or give --mesh or --parallel)");
 			rc = EXIT_INPUT;
 		} else {
-			ShardJob job = {g, {.split_weights = o->parallel == PARALLEL_TENSOR}};
+			ShardJob job = {g, {.target = target, .link = link_model(o)}};
+			job.r.alternatives = o->auto_table;
+			o->auto_table = NULL;
 			rc = shard_propagate(g, &job.r, &d) ? write_output(out, write_sharding, &job) : EXIT_INPUT;
 			shard_report_free(&job.r);
 		}
@@ -1055,6 +1144,8 @@ static int run_with(Options *o, int argc, char **argv)
 		{"shard", required_argument, NULL, OPT_SHARD},
 		{"parallel", required_argument, NULL, OPT_PARALLEL},
 		{"devices", required_argument, NULL, OPT_DEVICES},
+		{"link-gbps", required_argument, NULL, OPT_LINK_GBPS},
+		{"link-latency-us", required_argument, NULL, OPT_LINK_LATENCY},
 		{"help", no_argument, NULL, 'h'},
 		LIMIT_OPTIONS,
 		PASS_OPTIONS,
@@ -1149,6 +1240,8 @@ static int run_with(Options *o, int argc, char **argv)
 		case OPT_MESH:
 		case OPT_SHARD:
 		case OPT_PARALLEL:
+		case OPT_LINK_GBPS:
+		case OPT_LINK_LATENCY:
 		case OPT_DEVICES:
 			if ((rc = shard_option(o, c, optarg)))
 				goto done;
@@ -1241,7 +1334,7 @@ static int run_with(Options *o, int argc, char **argv)
 			free(err);
 		}
 	Graph *g = diag_has_errors(&d) ? NULL : load_and_verify(argv[optind], o, &d);
-	if (g && !apply_sharding(g, o, &d)) {
+	if (g && !apply_sharding(g, argv[optind], o, tgt, &d)) {
 		graph_free(g);
 		g = NULL;
 	}
@@ -1348,13 +1441,48 @@ static int run_with(Options *o, int argc, char **argv)
 			if (!interp_run(g, inputs, ref, &d))
 				rc = EXIT_RUN;
 		}
-		ShardReport sr = {.split_weights = o->parallel == PARALLEL_TENSOR};
+		ShardReport sr = {0};
 		Session s;
 		session_init(&s, o);
 		if (rc == 0 && !shard_propagate(g, &sr, &d))
 			rc = EXIT_INPUT;
+		if (rc == 0 && o->auto_table)
+			fputs(o->auto_table, stdout);
+		SpmdTimes tm;
 		if (rc == 0)
-			rc = run_spmd(&s, g, tgt, inputs, outputs, &d);
+			rc = run_spmd(&s, g, tgt, inputs, outputs, &tm, &d);
+		ShardEstimate est;
+		LinkModel lm = link_model(o);
+		if (rc == 0 && shard_estimate(g, tgt, &lm, &est))
+			printf("spmd: %" PRId64 " devices on %s over MPI: estimated compute %.3f ms, communication %.3f ms; "
+			       "measured compute %.3f ms (the busiest device; each segment a program started, its values "
+			       "through files), collectives %.3f ms, mpirun %.3f ms\n",
+			       shard_mesh_devices(&g->mesh), tgt->name, est.compute_s * 1e3, est.comm_s * 1e3, tm.run_s * 1e3,
+			       tm.coll_s * 1e3, tm.wall_s * 1e3);
+		/* --parallel=auto: the other strategies run and measured too */
+		for (Parallel p = PARALLEL_DATA; rc == 0 && o->parallel == PARALLEL_AUTO && p <= PARALLEL_PIPELINE; p++) {
+			Diag scratch;
+			diag_init(&scratch);
+			Graph *h = load_and_verify(argv[optind], o, &scratch);
+			ShardReport hr = {0};
+			Tensor **hout = xcalloc(g->noutputs, sizeof *hout);
+			SpmdTimes ht;
+			static const char *const pn[] = {"", "data", "tensor", "pipeline"};
+			if (h && shard_apply_strategy(h, p, o->devices, &scratch) && shard_resolve(h, &scratch) &&
+			    shard_propagate(h, &hr, &scratch) && shard_estimate(h, tgt, &lm, &est) &&
+			    run_spmd(&s, h, tgt, inputs, hout, &ht, &scratch) == 0)
+				printf("spmd: --parallel=auto, %-8s estimated step %9.3f ms; measured compute %9.3f ms, collectives "
+				       "%9.3f ms, mpirun %9.3f ms\n", pn[p], est.step_s * 1e3, ht.run_s * 1e3, ht.coll_s * 1e3,
+				       ht.wall_s * 1e3);
+			else
+				printf("spmd: --parallel=auto, %-8s not applicable here\n", pn[p]);
+			for (int k = 0; k < g->noutputs; k++)
+				tensor_free(hout[k]);
+			free(hout);
+			shard_report_free(&hr);
+			graph_free(h);
+			diag_free(&scratch);
+		}
 		session_free(&s);
 		shard_report_free(&sr);
 		for (int k = 0; rc == 0 && check && k < g->noutputs; k++)
@@ -1393,7 +1521,7 @@ static int run_with(Options *o, int argc, char **argv)
 		/* the devices simulated here, each on its part; the whole
 		 * graph's reference run is what they must give */
 		Tensor **ref = xcalloc(g->noutputs, sizeof *ref);
-		ShardReport sr = {.split_weights = o->parallel == PARALLEL_TENSOR};
+		ShardReport sr = {0};
 		if (!interp_run(g, inputs, ref, &d) || !shard_propagate(g, &sr, &d) || !shard_simulate(g, inputs, outputs, &d))
 			rc = EXIT_RUN;
 		int ncoll = 0;

@@ -48,6 +48,9 @@ typedef struct {
 	int nshard_texts;
 	int parallel;               /* --parallel: a Parallel (shard.h), 0: none */
 	int devices;                /* --devices N (0: not given) */
+	double link_gbps;           /* --link-gbps (default 100) */
+	double link_latency_us;     /* --link-latency-us (default 5) */
+	char *auto_table;           /* --parallel=auto: each strategy's estimate (owned) */
 	/* what the driver measured and knows, for the report and messages */
 	Loc model_loc;              /* the model's graph */
 	double front_seconds[2];    /* parse+verify, legality */

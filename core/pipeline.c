@@ -205,6 +205,8 @@ void options_free(Options *o)
 	free(o->param_settings);
 	free(o->shard_texts);
 	o->shard_texts = NULL;
+	free(o->auto_table);
+	o->auto_table = NULL;
 	o->nshard_texts = 0;
 	if (o->param_target)
 		target_copy_free(o->param_target);

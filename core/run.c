@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "driver.h"
@@ -560,8 +561,17 @@ static int spmd_segment(Session *s, SpmdStep *sp, const Target *t, const char *r
 	return rc;
 }
 
-int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d)
+static double wall_now(void)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, SpmdTimes *tm,
+	     Diag *d)
+{
+	memset(tm, 0, sizeof *tm);
 	const Mesh *m = &g->mesh;
 	int64_t D = shard_mesh_devices(m);
 	char cannot[256];
@@ -646,7 +656,9 @@ int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs,
 		char *qdir = shell_quote(dir), *qrun = shell_quote(spmd_runner());
 		char *cmd = xasprintf("%s %s--oversubscribe -np %" PRId64 " %s %s 2>%s/mpirun.log", GDCC_MPIRUN,
 				      getuid() == 0 ? "--allow-run-as-root " : "", D, qrun, qdir, qdir);
+		double t0 = wall_now();
 		int rs = system(cmd);
+		tm->wall_s = wall_now() - t0;
 		if (rs != 0) {
 			char *log = xasprintf("%s/mpirun.log", dir);
 			size_t len;
@@ -660,6 +672,18 @@ int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs,
 		free(cmd);
 		free(qdir);
 		free(qrun);
+	}
+	for (int64_t r = 0; r < D && rc == 0; r++) {
+		char *f = xasprintf("%s/r%" PRId64 ".times", dir, r);
+		FILE *tf = fopen(f, "r");
+		double a, b;
+		if (tf && fscanf(tf, "run %lf coll %lf", &a, &b) == 2) {
+			tm->run_s = a > tm->run_s ? a : tm->run_s;
+			tm->coll_s = b > tm->coll_s ? b : tm->coll_s;
+		}
+		if (tf)
+			fclose(tf);
+		free(f);
 	}
 	for (int i = 0; rc == 0 && i < g->noutputs; i++) {
 		const Value *v = g->outputs[i];

@@ -14,7 +14,13 @@ int run_model(Session *s, const Graph *g, const Target *t, Tensor *const *inputs
  * device (its segments compiled for t), launched with mpirun and the SPMD
  * runtime (runtime/spmd.c); the outputs joined from the devices' parts.
  * 0 or an exit status after reporting into d. */
-int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, Diag *d);
+typedef struct {
+	double run_s;   /* the busiest device's compute segments (programs' start and file I/O included) */
+	double coll_s;  /* the most any device spent in collectives and transfers (waiting included) */
+	double wall_s;  /* mpirun, start to end */
+} SpmdTimes;
+int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs, Tensor **outputs, SpmdTimes *tm,
+	     Diag *d);
 /* gdcc -c: g compiled for t and assembled by the .md's param assemble
  * into the object `out` (staged), with the --header if asked for.  0 or
  * an exit status after reporting into d. */

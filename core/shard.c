@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen.h"
 #include "ops.h"
 #include "rewrite.h"
 #include "shard.h"
@@ -183,6 +184,7 @@ bool shard_apply_strategy(Graph *g, Parallel par, int devices, Diag *d)
 	}
 	g->mesh.name[0] = xstrdup(axis);
 	g->pipelined = par == PARALLEL_PIPELINE;
+	g->split_weights = par == PARALLEL_TENSOR;
 	g->mesh.size[0] = devices;
 	g->mesh.naxes = 1;
 	g->mesh.loc = loc;
@@ -703,7 +705,7 @@ static void rule_contract(RuleCx *c, int am, int ak, int bk, int bn, bool batche
 			N = -1;
 		if (K >= 0 && sh_uses(&C, r - 2, K))
 			K = -1;
-		if (!B && c->p->r->split_weights && K < 0 && N < 0)
+		if (!B && (c->p->r->split_weights || c->p->g->split_weights) && K < 0 && N < 0)
 			for (int a = 0; a < m->naxes && N < 0; a++)
 				if (a != M && !sh_uses(&C, r - 2, a) && divides(m, a, in_shape(c, 1)->dim[bn]))
 					N = a;
@@ -760,7 +762,7 @@ static void rule_conv(RuleCx *c)
 				K = cin;
 			if (O >= 0 && (O == K || O == C.dim[0]))
 				O = -1;
-			if (!W && c->p->r->split_weights && K < 0 && O < 0)
+			if (!W && (c->p->r->split_weights || c->p->g->split_weights) && K < 0 && O < 0)
 				for (int a = 0; a < m->naxes && O < 0; a++)
 					if (a != C.dim[0] && divides(m, a, cout))
 						O = a;
@@ -1248,8 +1250,71 @@ bool shard_propagate(Graph *g, ShardReport *r, Diag *d)
 	return ok && graph_check_structure(g, d);
 }
 
+/* The steps of latency a collective over n devices takes (ring). */
+static int latency_steps(OpKind op, int64_t n)
+{
+	switch (op) {
+	case OP_ALL_REDUCE: return (int)(2 * (n - 1));
+	case OP_ALL_GATHER:
+	case OP_REDUCE_SCATTER:
+	case OP_ALL_TO_ALL: return (int)(n - 1);
+	case OP_SEND_RECV: return 1;
+	default: return 0;
+	}
+}
+
+bool shard_estimate(const Graph *g, const Target *t, const LinkModel *l, ShardEstimate *e)
+{
+	memset(e, 0, sizeof *e);
+	const ParamInfo *clk = t ? target_param(t, "clock_ghz") : NULL;
+	if (!clk || clk->n < 1 || clk->values[0] <= 0)
+		return false;
+	double hz = clk->values[0] * 1e9, bps = l->gbps * 1e9 / 8, lat = l->latency_us * 1e-6;
+	const Mesh *m = &g->mesh;
+	int stages = g->pipelined ? (int)m->size[0] : 1;
+	double *stage_s = xcalloc((size_t)stages + 1, sizeof *stage_s);
+	for (int k = 0; k < g->nnodes; k++) {
+		const Node *n = g->nodes[k];
+		if (n->nin == 0)
+			continue;
+		if (op_info[n->op].shard == SHARD_COLLECTIVE) {
+			const Value *v = n->in[0];
+			int a = shard_mesh_axis(m, attr_s(n, "mesh_axis"));
+			uint64_t bytes = n->op == OP_SEND_RECV ? (uint64_t)shape_numel(&v->type.shape) * dtype_size(v->type.dtype)
+							       : shard_collective_bytes(g, n);
+			e->comm_s += latency_steps(n->op, a >= 0 ? m->size[a] : 1) * lat + (double)bytes / bps;
+			continue;
+		}
+		double c = program_node_cycles(t, n);
+		if (c < 0) {
+			c = (double)shape_numel(&n->out[0]->type.shape);
+			e->nuncosted++;
+		}
+		e->single_s += c / hz;
+		/* this device's share: its part of the result, and of K for a partial sum */
+		const Value *o = n->out[0];
+		double f = 1;
+		if (!g->pipelined) {
+			Shape ls = shard_local_shape(m, &o->shard, &o->type.shape);
+			int64_t gn = shape_numel(&o->type.shape);
+			f = gn ? (double)shape_numel(&ls) / (double)gn : 1;
+			for (int a = 0; a < m->naxes; a++)
+				if (o->shard.partial & (1u << a))
+					f /= (double)m->size[a];
+		}
+		stage_s[g->pipelined && n->stage >= 0 ? n->stage : 0] += f * c / hz;
+	}
+	for (int s = 0; s < stages; s++)
+		e->compute_s += stage_s[s]; /* a pipeline without micro-batches: one stage after the other */
+	free(stage_s);
+	e->step_s = e->compute_s + e->comm_s;
+	return true;
+}
+
 void shard_report_free(ShardReport *r)
 {
+	free(r->alternatives);
+	r->alternatives = NULL;
 	for (int i = 0; i < r->nnotes; i++)
 		free(r->notes[i]);
 	free(r->notes);
@@ -1306,6 +1371,17 @@ void shard_print(FILE *out, const Graph *g, const ShardReport *r)
 		fprintf(out, "# %d transfers between stages, %" PRIu64 " bytes in all\n", ncoll, total);
 	else
 		fprintf(out, "# %d collectives, %" PRIu64 " bytes sent per device\n", ncoll, total);
+	ShardEstimate e;
+	if (r->target && shard_estimate(g, r->target, &r->link, &e)) {
+		int64_t D = shard_mesh_devices(m);
+		fprintf(out, "# estimate on %s (the .md's cost model and clock), links %g Gb/s and %g us: compute %.3f ms, "
+			"communication %.3f ms, step %.3f ms; one device %.3f ms: speedup %.2fx on %" PRId64 " devices "
+			"(efficiency %.0f%%)%s\n", r->target->name, r->link.gbps, r->link.latency_us, e.compute_s * 1e3,
+			e.comm_s * 1e3, e.step_s * 1e3, e.single_s * 1e3, e.single_s / e.step_s, D,
+			100 * e.single_s / e.step_s / (double)D, e.nuncosted ? " (nodes without a cost row: 1 cycle per element)" : "");
+	}
+	if (r->alternatives)
+		fputs(r->alternatives, out);
 	for (int i = 0; i < r->nnotes; i++)
 		fprintf(out, "# note: %s\n", r->notes[i]);
 }

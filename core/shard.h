@@ -33,7 +33,7 @@ void shard_add_annot(Graph *g, ShardAnnot *a);
 bool shard_mesh_from_text(Graph *g, const char *text, Diag *d);
 bool shard_annot_from_text(Graph *g, const char *text, Diag *d);
 
-typedef enum { PARALLEL_NONE, PARALLEL_DATA, PARALLEL_TENSOR, PARALLEL_PIPELINE } Parallel;
+typedef enum { PARALLEL_NONE, PARALLEL_DATA, PARALLEL_TENSOR, PARALLEL_PIPELINE, PARALLEL_AUTO } Parallel;
 
 /* --parallel=data: mesh [dp=N] and every input split along its axis 0
  * (those whose axis 0 N divides); tensor: mesh [tp=N], weights split by
@@ -47,11 +47,36 @@ bool shard_apply_strategy(Graph *g, Parallel par, int devices, Diag *d);
  * axis twice) and set Value.shard; errors located at the annotation. */
 bool shard_resolve(Graph *g, Diag *d);
 
+/* The links between devices (--link-gbps, --link-latency-us). */
+typedef struct {
+	double gbps;        /* each device's link, gigabits per second */
+	double latency_us;  /* per message */
+} LinkModel;
+
+/* The cost model's step time of a propagated graph: each device's compute
+ * from the target's .md (legality rows' cost times the node's work on that
+ * device, at the .md's clock_ghz; a node whose row gives no cost: one cycle
+ * per element written), each collective as latency per ring step plus the
+ * bytes a device sends over the link, no overlap of the two; a pipeline's
+ * stages one after the other (no micro-batches). */
+typedef struct {
+	double compute_s;   /* the busiest device's compute (a pipeline: every stage's) */
+	double comm_s;      /* the collectives' or transfers' time */
+	double step_s;      /* compute + communication */
+	double single_s;    /* the whole model on one device */
+	int nuncosted;      /* nodes the .md gives no cost for */
+} ShardEstimate;
+
 typedef struct {
 	char **notes;      /* conflicts met and how they were resolved */
 	int nnotes;
 	bool split_weights; /* the tensor strategy: rules split constant weights */
+	const struct Target *target; /* for the estimate (NULL: none) */
+	LinkModel link;
+	char *alternatives; /* --parallel=auto: each strategy's estimate (owned) */
 } ShardReport;
+
+bool shard_estimate(const Graph *g, const struct Target *t, const LinkModel *l, ShardEstimate *e);
 
 /* Give every value a sharding and insert the collectives (see above).
  * The graph's outputs end whole unless annotated.  false after an error. */

@@ -17,8 +17,11 @@
  * OP: all_reduce, all_gather (AXIS), reduce_scatter (AXIS), all_to_all
  * (split AXIS, concat AXIS2), shard_slice (AXIS), shard_partial.  The
  * devices of a mesh axis' group (those whose other coordinates are equal)
- * share a communicator (MPI_Comm_split).  Exit status: 0, or 1 with a
- * message naming the rank and the step. */
+ * share a communicator (MPI_Comm_split).  At the end each device writes
+ * DIR/rR.times: "run SECONDS coll SECONDS" (MPI_Wtime around its compute
+ * segments, their programs' start and file I/O included, and around its
+ * collectives and transfers, waiting included).  Exit status: 0, or 1
+ * with a message naming the rank and the step. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -108,6 +111,7 @@ int main(int argc, char **argv)
 		die(0, "cannot open %s", plan);
 	static char buf[1 << 16];
 	int line = 0, naxes = 0;
+	double run_s = 0, coll_s = 0;
 	long msize[MAX_AXES], coord[MAX_AXES];
 	MPI_Comm comm[MAX_AXES];
 	while (fgets(buf, sizeof buf, f)) {
@@ -143,8 +147,10 @@ int main(int argc, char **argv)
 			}
 			continue;
 		}
+		double t0 = MPI_Wtime();
 		if (strncmp(buf, "run ", 4) == 0) {
 			int st = system(buf + 4);
+			run_s += MPI_Wtime() - t0;
 			if (st != 0) {
 				char msg[64];
 				snprintf(msg, sizeof msg, "%d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
@@ -167,6 +173,7 @@ int main(int argc, char **argv)
 				store(id, x, (size_t)bytes, line);
 				free(x);
 			}
+			coll_s += MPI_Wtime() - t0;
 			continue;
 		}
 		if (strncmp(buf, "coll ", 5) != 0)
@@ -251,8 +258,13 @@ int main(int argc, char **argv)
 			die(line, "unknown collective %s", op);
 		}
 		free(x);
+		coll_s += MPI_Wtime() - t0;
 	}
 	fclose(f);
+	snprintf(plan, pl, "%s/r%d.times", dir, rank);
+	FILE *tf = fopen(plan, "w");
+	if (!tf || fprintf(tf, "run %.9f coll %.9f\n", run_s, coll_s) < 0 || fclose(tf) != 0)
+		die(line, "cannot write %s", plan);
 	free(plan);
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Finalize();
