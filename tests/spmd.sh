@@ -91,6 +91,16 @@ else
 fi
 check "resnet_block channel-split, 2 devices" "$E/resnet_block.ir" x86-avx2 --parallel=tensor --devices 2
 
+# --parallel=auto: the estimated choice runs; every alternative is run and
+# measured next to its estimate
+if "$GDCC" run "$R" -t x86-avx2 --parallel=auto --devices 4 >"$tmp/out" 2>"$tmp/err" &&
+	grep -q "# chosen: data" "$tmp/out" && [ "$(grep -c '^spmd: --parallel=auto, .* estimated step .* measured compute' "$tmp/out")" -eq 3 ]; then
+	ok
+else
+	bad "resnet18 --parallel=auto"
+	sed 's/^/  | /' "$tmp/out" "$tmp/err" | grep -v '^  | *\[' | head -20
+fi
+
 # what each device runs: BERT's two all-reduces and nothing else over MPI
 GDCC_KEEP_SPMD=1 TMPDIR=$tmp "$GDCC" run "$E/bert_layer.ir" -t x86-avx2 --parallel=tensor --devices 2 >/dev/null 2>&1
 plan=$(ls "$tmp"/gdcc-spmd-*/r1.plan 2>/dev/null | head -1)
