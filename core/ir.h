@@ -198,6 +198,7 @@ struct Node {
 	int id;
 	int group;          /* the kernel (fusion group) it belongs to, -1: none yet */
 	int stage;          /* a pipelined graph's stage (the device that runs it; core/shard.c) */
+	bool split_weights; /* sharding: its weights split (a tensor-parallel group of --parallel=auto) */
 	bool removed;       /* detached by graph_remove_node (rewrite.h) */
 };
 

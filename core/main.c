@@ -545,13 +545,55 @@ static Parallel choose_strategy(const char *path, Options *o, const Target *t, D
 		graph_free(h);
 		diag_free(&scratch);
 	}
+	/* per layer group: 4 groups of about equal work, each data- or
+	 * tensor-parallel; greedily, group by group, from all data */
+	enum { G = 4 };
+	bool modes[G] = {false}, best_modes[G] = {false};
+	double mixed_s = -1;
+	for (int q = -1; q < G; q++) {
+		bool trial[G];
+		memcpy(trial, best_modes, sizeof trial);
+		if (q >= 0)
+			trial[q] = true;
+		Diag scratch;
+		diag_init(&scratch);
+		Graph *h = load_and_verify(path, o, &scratch);
+		ShardReport r = {.target = t, .link = l};
+		ShardEstimate e;
+		if (h && shard_apply_groups(h, trial, G, o->devices, &scratch) && shard_resolve(h, &scratch) &&
+		    shard_propagate(h, &r, &scratch) && shard_estimate(h, t, &l, &e) && (mixed_s < 0 || e.step_s < mixed_s)) {
+			mixed_s = e.step_s;
+			memcpy(best_modes, trial, sizeof trial);
+		}
+		shard_report_free(&r);
+		graph_free(h);
+		diag_free(&scratch);
+	}
+	(void)modes;
+	if (mixed_s >= 0) {
+		char line[256];
+		snprintf(line, sizeof line, "#   per layer group (%s, %s, %s, %s): step %9.3f ms\n", best_modes[0] ? "tensor" : "data",
+			 best_modes[1] ? "tensor" : "data", best_modes[2] ? "tensor" : "data", best_modes[3] ? "tensor" : "data",
+			 mixed_s * 1e3);
+		if (len + strlen(line) + 1 > cap)
+			tab = xrealloc(tab, cap = 2 * (len + strlen(line) + 1));
+		strcpy(tab + len, line);
+		len += strlen(line);
+	}
+	o->auto_ngroups = 0;
+	if (mixed_s >= 0 && (best == PARALLEL_NONE || mixed_s < best_s * 0.99)) {
+		memcpy(o->auto_tensor, best_modes, sizeof best_modes);
+		o->auto_ngroups = G;
+		best = PARALLEL_AUTO;
+	}
 	if (best == PARALLEL_NONE) {
 		diag_error(d, loc_at(NULL, 0, 0), "--parallel=auto: no strategy applies to this model");
 		free(tab);
 		return best;
 	}
 	char line[128];
-	snprintf(line, sizeof line, "# chosen: %s (the shortest estimated step)\n", names[best]);
+	snprintf(line, sizeof line, "# chosen: %s (the shortest estimated step)\n",
+		 best == PARALLEL_AUTO ? "per layer group" : names[best]);
 	tab = xrealloc(tab, len + strlen(line) + 1);
 	strcpy(tab + len, line);
 	free(o->auto_table);
@@ -571,8 +613,12 @@ static bool apply_sharding(Graph *g, const char *path, Options *o, const Target 
 	Parallel p = (Parallel)o->parallel;
 	if (p == PARALLEL_AUTO && (p = choose_strategy(path, o, t, d)) == PARALLEL_NONE)
 		return false;
-	if (p && !shard_apply_strategy(g, p, o->devices, d))
+	if (p == PARALLEL_AUTO) {
+		if (!shard_apply_groups(g, o->auto_tensor, o->auto_ngroups, o->devices, d))
+			return false;
+	} else if (p && !shard_apply_strategy(g, p, o->devices, d)) {
 		return false;
+	}
 	return shard_resolve(g, d);
 }
 

@@ -51,6 +51,8 @@ typedef struct {
 	double link_gbps;           /* --link-gbps (default 100) */
 	double link_latency_us;     /* --link-latency-us (default 5) */
 	char *auto_table;           /* --parallel=auto: each strategy's estimate (owned) */
+	bool auto_tensor[8];        /* ... the chosen layer groups' modes (auto_ngroups > 0: mixed) */
+	int auto_ngroups;
 	/* what the driver measured and knows, for the report and messages */
 	Loc model_loc;              /* the model's graph */
 	double front_seconds[2];    /* parse+verify, legality */

@@ -209,6 +209,65 @@ bool shard_apply_strategy(Graph *g, Parallel par, int devices, Diag *d)
 	return true;
 }
 
+static void annotate(Graph *g, Value *v, bool split0)
+{
+	ShardAnnot a = {.value = xstrdup(v->name), .loc = v->loc, .naxis = v->type.shape.rank};
+	a.axis = xcalloc((size_t)a.naxis + 1, sizeof *a.axis);
+	a.axis_loc = xcalloc((size_t)a.naxis + 1, sizeof *a.axis_loc);
+	for (int k = 0; k < a.naxis; k++) {
+		a.axis[k] = xstrdup(k == 0 && split0 ? g->mesh.name[0] : "_");
+		a.axis_loc[k] = v->loc;
+	}
+	shard_add_annot(g, &a);
+}
+
+bool shard_apply_groups(Graph *g, const bool *tensor, int ngroups, int devices, Diag *d)
+{
+	if (g->mesh.naxes) {
+		diag_error(d, g->mesh.loc, "--parallel: the model declares its own mesh");
+		return false;
+	}
+	char *e = shard_mesh_axis_error(&g->mesh, "d", devices);
+	if (e) {
+		diag_error(d, loc_at(NULL, 0, 0), "--devices %d: %s", devices, e);
+		free(e);
+		return false;
+	}
+	g->mesh.name[0] = xstrdup("d");
+	g->mesh.size[0] = devices;
+	g->mesh.naxes = 1;
+	g->mesh.loc = loc_at(NULL, 0, 0);
+	double *work = xcalloc((size_t)ngroups + 1, sizeof *work);
+	int *first = xcalloc((size_t)ngroups + 1, sizeof *first), *last = xcalloc((size_t)ngroups + 1, sizeof *last);
+	shard_group_nodes(g, ngroups, work, first, last);
+	bool *done = xcalloc((size_t)g->nvalues + 1, sizeof *done);
+	for (int q = 0; q < ngroups; q++) {
+		if (first[q] < 0)
+			continue;
+		/* the values a group reads from before it: split by batch (data) or whole (tensor) */
+		for (int k = first[q]; k <= last[q]; k++) {
+			Node *n = g->nodes[k];
+			if (n->nin == 0)
+				continue;
+			n->split_weights = tensor[q];
+			for (int i = 0; i < n->nin; i++) {
+				Value *v = n->in[i];
+				bool before = !v->def || (v->def->nin > 0 && v->def->stage >= 0 && v->def->stage < q);
+				if (!before || done[v->id])
+					continue;
+				done[v->id] = true;
+				bool split = !tensor[q] && v->type.shape.rank >= 1 && v->type.shape.dim[0] % devices == 0;
+				annotate(g, v, split);
+			}
+		}
+	}
+	for (int k = 0; k < g->nnodes; k++)
+		g->nodes[k]->stage = 0;
+	free(done);
+	free(work), free(first), free(last);
+	return true;
+}
+
 static Sharding sh_whole(void)
 {
 	Sharding s = {.set = true};
@@ -705,7 +764,7 @@ static void rule_contract(RuleCx *c, int am, int ak, int bk, int bn, bool batche
 			N = -1;
 		if (K >= 0 && sh_uses(&C, r - 2, K))
 			K = -1;
-		if (!B && (c->p->r->split_weights || c->p->g->split_weights) && K < 0 && N < 0)
+		if (!B && (c->p->r->split_weights || c->p->g->split_weights || n->split_weights) && K < 0 && N < 0)
 			for (int a = 0; a < m->naxes && N < 0; a++)
 				if (a != M && !sh_uses(&C, r - 2, a) && divides(m, a, in_shape(c, 1)->dim[bn]))
 					N = a;
@@ -762,7 +821,7 @@ static void rule_conv(RuleCx *c)
 				K = cin;
 			if (O >= 0 && (O == K || O == C.dim[0]))
 				O = -1;
-			if (!W && (c->p->r->split_weights || c->p->g->split_weights) && K < 0 && O < 0)
+			if (!W && (c->p->r->split_weights || c->p->g->split_weights || n->split_weights) && K < 0 && O < 0)
 				for (int a = 0; a < m->naxes && O < 0; a++)
 					if (a != C.dim[0] && divides(m, a, cout))
 						O = a;
@@ -1056,29 +1115,19 @@ static double node_work(const Node *n)
 	}
 }
 
-/* The pipeline: N stages of consecutive nodes, each about 1/N of the
- * work; every value whole; a send_recv where a value (an input: from stage
- * 0) is read on another stage than its own. */
-static bool pipeline_partition(Graph *g, ShardReport *r, Diag *d)
+void shard_group_nodes(Graph *g, int N, double *work, int *first, int *last)
 {
-	int N = (int)g->mesh.size[0];
 	double total = 0, cum = 0;
 	for (int k = 0; k < g->nnodes; k++)
 		if (g->nodes[k]->nin > 0)
 			total += node_work(g->nodes[k]);
 	int prev = 0;
-	double *work = xcalloc((size_t)N + 1, sizeof *work);
-	int *first = xcalloc((size_t)N + 1, sizeof *first), *last = xcalloc((size_t)N + 1, sizeof *last);
-	for (int k = 0; k < N; k++)
+	for (int k = 0; k < N; k++) {
 		first[k] = last[k] = -1;
+		work[k] = 0;
+	}
 	for (int k = 0; k < g->nnodes; k++) {
 		Node *n = g->nodes[k];
-		if (op_info[n->op].shard == SHARD_COLLECTIVE) {
-			diag_error(d, n->loc, "%s: collectives are inserted by the sharding pass, not written in the model",
-				   op_info[n->op].name);
-			free(work), free(first), free(last);
-			return false;
-		}
 		if (n->nin == 0) {
 			n->stage = -1;
 			continue;
@@ -1088,17 +1137,33 @@ static bool pipeline_partition(Graph *g, ShardReport *r, Diag *d)
 		s = s < prev ? prev : s >= N ? N - 1 : s;
 		n->stage = prev = s;
 		cum += w;
-		work[s] += w;
+		work[s] += w / (total > 0 ? total : 1);
 		if (first[s] < 0)
 			first[s] = k;
 		last[s] = k;
 	}
+}
+
+/* The pipeline: N stages of consecutive nodes, each about 1/N of the
+ * work; every value whole; a send_recv where a value (an input: from stage
+ * 0) is read on another stage than its own. */
+static bool pipeline_partition(Graph *g, ShardReport *r, Diag *d)
+{
+	int N = (int)g->mesh.size[0];
+	for (int k = 0; k < g->nnodes; k++)
+		if (op_info[g->nodes[k]->op].shard == SHARD_COLLECTIVE) {
+			diag_error(d, g->nodes[k]->loc, "%s: collectives are inserted by the sharding pass, not written in the model",
+				   op_info[g->nodes[k]->op].name);
+			return false;
+		}
+	double *work = xcalloc((size_t)N + 1, sizeof *work);
+	int *first = xcalloc((size_t)N + 1, sizeof *first), *last = xcalloc((size_t)N + 1, sizeof *last);
+	shard_group_nodes(g, N, work, first, last);
 	for (int i = 0; i < g->nvalues; i++)
 		g->values[i]->shard = sh_whole();
 	for (int s = 0; s < N; s++)
 		note_to(r, "stage %d: %s%s%s, %.1f%% of the work", s, first[s] >= 0 ? g->nodes[first[s]]->out[0]->name : "no node",
-			first[s] >= 0 ? " .. " : "", first[s] >= 0 ? g->nodes[last[s]]->out[0]->name : "",
-			total > 0 ? 100 * work[s] / total : 0);
+			first[s] >= 0 ? " .. " : "", first[s] >= 0 ? g->nodes[last[s]]->out[0]->name : "", 100 * work[s]);
 	free(work), free(first), free(last);
 	/* the transfers, one per value and stage that reads it */
 	graph_build_uses(g);

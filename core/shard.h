@@ -43,6 +43,16 @@ typedef enum { PARALLEL_NONE, PARALLEL_DATA, PARALLEL_TENSOR, PARALLEL_PIPELINE,
  * and an error when the graph has a mesh already. */
 bool shard_apply_strategy(Graph *g, Parallel par, int devices, Diag *d);
 
+/* Nodes into N groups of consecutive nodes with about the same work
+ * (Node.stage; constants -1): work[k] the share, first[k]..last[k] the
+ * positions (-1: empty). */
+void shard_group_nodes(Graph *g, int N, double *work, int *first, int *last);
+/* --parallel=auto's mixed strategy: mesh [d=devices], the nodes in
+ * ngroups groups (shard_group_nodes), group k data-parallel (what it
+ * reads from earlier groups split by batch) or, when tensor[k],
+ * tensor-parallel (read whole, its weights split by the rules). */
+bool shard_apply_groups(Graph *g, const bool *tensor, int ngroups, int devices, Diag *d);
+
 /* Check each annotation (the value exists, rank, axes, divisibility, no
  * axis twice) and set Value.shard; errors located at the annotation. */
 bool shard_resolve(Graph *g, Diag *d);

@@ -279,6 +279,7 @@ expect_in "$tmp/err" "--parallel=auto chooses by the target's cost model: give -
 expect_status 0 "--parallel=auto" -- "$GDCC" --emit=sharding -t x86-avx2 --parallel=auto --devices 4 "$SRCDIR/examples/mlp.ir"
 expect_in "$tmp/out" "#   pipeline compute" "--parallel=auto"
 expect_in "$tmp/out" "# chosen: data (the shortest estimated step)" "--parallel=auto"
+expect_in "$tmp/out" "#   per layer group (data, data, data, data): step" "--parallel=auto"
 expect_in "$tmp/out" "# estimate on x86-avx2 (the .md's cost model and clock), links 100 Gb/s and 5 us" "--parallel=auto"
 expect_status 2 "--link-gbps 0" -- "$GDCC" --emit=sharding -t x86-avx2 --parallel=data --devices 2 --link-gbps 0 "$SRCDIR/examples/mlp.ir"
 expect_in "$tmp/err" "--link-gbps needs a positive number, got '0'" "--link-gbps 0"

@@ -473,3 +473,33 @@ Test(shard, pipeline_stages_balance_the_work_and_send_what_crosses)
 	diag_free(&d);
 	done(g, &r);
 }
+
+Test(shard, layer_groups_data_then_tensor)
+{
+	/* --parallel=auto's mixed strategy: the first half batch-split, the
+	 * second tensor-parallel (its input gathered whole, its weights split) */
+	Diag d;
+	diag_init(&d);
+	Graph *g = t_parse("graph g {\n  input x : f32[8, 16]\n  const w0 : f32[16, 16] = normal(1, 0, 0.3)\n"
+			   "  const w1 : f32[16, 16] = normal(2, 0, 0.3)\n  const w2 : f32[16, 16] = normal(3, 0, 0.3)\n"
+			   "  const w3 : f32[16, 16] = normal(4, 0, 0.3)\n"
+			   "  a0 = matmul(x, w0)\n  h0 = relu(a0)\n  a1 = matmul(h0, w1)\n  h1 = relu(a1)\n"
+			   "  a2 = matmul(h1, w2)\n  h2 = relu(a2)\n  a3 = matmul(h2, w3)\n  h3 = relu(a3)\n  output h3\n}\n", &d);
+	cr_assert(g && graph_verify(g, &d));
+	bool tensor[2] = {false, true};
+	cr_assert(shard_apply_groups(g, tensor, 2, 2, &d) && shard_resolve(g, &d));
+	ShardReport r = {0};
+	cr_assert(shard_propagate(g, &r, &d));
+	t_check_graph(g);
+	SH_EQ(g, "x", "[d, _]");
+	SH_EQ(g, "h0", "[d, _]");
+	SH_EQ(g, "w0", "[_, _]");
+	SH_EQ(g, "w2", "[_, d]");
+	SH_EQ(g, "w3", "[d, _]");
+	SH_EQ(g, "h3", "[_, _]");
+	cr_assert_eq(t_count_op(g, OP_ALL_GATHER), 1, "h1 gathered into the tensor-parallel group");
+	cr_assert_eq(t_count_op(g, OP_ALL_REDUCE), 1, "its row-parallel matmul's partial sum");
+	spmd_matches(g);
+	diag_free(&d);
+	done(g, &r);
+}
