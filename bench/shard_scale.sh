@@ -8,7 +8,8 @@
 # .md's cost model and clock (x86-avx2 by default: one core at 3 GHz),
 # links of --link-gbps (100) and --link-latency-us (5), ring collectives,
 # no overlap of compute and communication, a pipeline without micro-batches
-# (its stages one after the other), the batch split evenly or not at all.
+# (its stages one after the other) and with 4 per stage (GPipe: M + N - 1
+# slots of the slowest stage), the batch split evenly or not at all.
 # (Shapes this large pass the tensor limits with --max-*-bytes=1T: the
 # limits guard what runs; nothing is allocated here.)
 #   usage: bench/shard_scale.sh [GDCC] [TARGET]   (markdown table on stdout)
@@ -24,11 +25,14 @@ echo "| model | devices | strategy | compute ms | communication ms | step ms | s
 echo "|---|---:|---|---:|---:|---:|---:|---:|"
 for m in bert resnet18; do
 	for n in 8 16 64 256 1024; do
-		for p in data tensor pipeline; do
+		mb=$((4 * n))
+		[ $mb -gt 1024 ] && mb=1024
+		for p in data tensor pipeline "pipeline --micro-batches $mb"; do
 			line=$("$GDCC" --emit=sharding -t "$T" --parallel=$p --devices $n --max-workspace-bytes=1T --max-tensor-bytes=1T "$tmp/$m.ir" 2>/dev/null | grep '^# estimate on') || {
 				echo "| $m | $n | $p | - | - | - | - | - |"
 				continue
 			}
+			p=$(echo "$p" | sed 's/ --micro-batches / + micro-batches /')
 			echo "$line" | sed -E "s/.*compute ([0-9.]+) ms, communication ([0-9.]+) ms, step ([0-9.]+) ms; one device [0-9.]+ ms: speedup ([0-9.]+)x on [0-9]+ devices \\(efficiency ([0-9]+)%\\).*/| $m | $n | $p | \\1 | \\2 | \\3 | \\4 | \\5% |/"
 		done
 	done

@@ -225,6 +225,7 @@ typedef struct Graph {
 	Mesh mesh;            /* the device mesh (naxes 0: none) */
 	bool pipelined;       /* its one mesh axis is a pipeline's stages (Node.stage) */
 	bool split_weights;   /* the tensor strategy: propagation splits constant weights */
+	int micro_batches;    /* a pipeline's micro-batches along axis 0 (0 or 1: none) */
 	ShardAnnot *annots;   /* sharding annotations as written, in order */
 	int nannots;
 } Graph;

@@ -94,6 +94,8 @@ static void usage(FILE *out)
 	      "                       (column then row parallel), N stages of consecutive\n"
 	      "                       layers, or (auto, with -t) the one the cost model finds\n"
 	      "                       fastest\n"
+	      "      --micro-batches M  a pipeline's batch in M micro-batches, the stages\n"
+	      "                       working on consecutive ones at once\n"
 	      "      --link-gbps G, --link-latency-us L  the links between devices for the\n"
 	      "                       cost model (default 100 Gb/s, 5 us)\n"
 	      "      --host=TARGET    where a target's fallback nodes run (default: the .md's\n"
@@ -248,7 +250,7 @@ static int pass_option(Options *o, int c, const char *arg)
 static uint64_t max_model_bytes = GDCC_DEFAULT_MAX_MODEL_BYTES;
 
 enum { OPT_MAX_TENSOR = 0x100, OPT_MAX_WORKSPACE, OPT_MAX_MODEL };
-enum { OPT_MESH = 0x1c0, OPT_SHARD, OPT_PARALLEL, OPT_DEVICES, OPT_LINK_GBPS, OPT_LINK_LATENCY };
+enum { OPT_MESH = 0x1c0, OPT_SHARD, OPT_PARALLEL, OPT_DEVICES, OPT_LINK_GBPS, OPT_LINK_LATENCY, OPT_MICRO_BATCHES };
 #define LIMIT_OPTIONS \
 	{"max-tensor-bytes", required_argument, NULL, OPT_MAX_TENSOR}, \
 	{"max-workspace-bytes", required_argument, NULL, OPT_MAX_WORKSPACE}, \
@@ -619,6 +621,8 @@ static bool apply_sharding(Graph *g, const char *path, Options *o, const Target 
 	} else if (p && !shard_apply_strategy(g, p, o->devices, d)) {
 		return false;
 	}
+	if (o->micro_batches > 1 && !shard_set_micro_batches(g, o->micro_batches, d))
+		return false;
 	return shard_resolve(g, d);
 }
 
@@ -783,12 +787,16 @@ static int shard_option(Options *o, int c, const char *arg)
 			o->link_latency_us = v;
 		break;
 	}
-	default: { /* OPT_DEVICES */
+	default: { /* OPT_DEVICES, OPT_MICRO_BATCHES */
 		char *end;
 		long v = strtol(arg, &end, 10);
+		const char *what = c == OPT_DEVICES ? "devices" : "micro-batches";
 		if (*end || end == arg || v < 1 || v > 65536)
-			return usage_error("--devices needs a count from 1 to 65536, got '%s'", arg);
-		o->devices = (int)v;
+			return usage_error("--%s needs a count from 1 to 65536, got '%s'", what, arg);
+		if (c == OPT_DEVICES)
+			o->devices = (int)v;
+		else
+			o->micro_batches = (int)v;
 		break;
 	}
 	}
@@ -806,6 +814,8 @@ static int shard_options_check(const Options *o)
 		return usage_error("--parallel chooses the mesh and the shardings: not with --mesh or --shard%s", "");
 	if (o->nshard_texts && !o->mesh_text)
 		return usage_error("--shard needs a mesh: --mesh NAME=SIZE,...%s", "");
+	if (o->micro_batches && o->parallel != PARALLEL_PIPELINE)
+		return usage_error("--micro-batches goes with --parallel=pipeline%s", "");
 	return 0;
 }
 
@@ -832,6 +842,7 @@ static int check_with(Options *o, int argc, char **argv)
 		{"devices", required_argument, NULL, OPT_DEVICES},
 		{"link-gbps", required_argument, NULL, OPT_LINK_GBPS},
 		{"link-latency-us", required_argument, NULL, OPT_LINK_LATENCY},
+		{"micro-batches", required_argument, NULL, OPT_MICRO_BATCHES},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		LIMIT_OPTIONS,
@@ -906,6 +917,7 @@ static int check_with(Options *o, int argc, char **argv)
 		case OPT_PARALLEL:
 		case OPT_LINK_GBPS:
 		case OPT_LINK_LATENCY:
+		case OPT_MICRO_BATCHES:
 		case OPT_DEVICES: {
 			int sr = shard_option(o, c, optarg);
 			if (sr)
@@ -1192,6 +1204,7 @@ static int run_with(Options *o, int argc, char **argv)
 		{"devices", required_argument, NULL, OPT_DEVICES},
 		{"link-gbps", required_argument, NULL, OPT_LINK_GBPS},
 		{"link-latency-us", required_argument, NULL, OPT_LINK_LATENCY},
+		{"micro-batches", required_argument, NULL, OPT_MICRO_BATCHES},
 		{"help", no_argument, NULL, 'h'},
 		LIMIT_OPTIONS,
 		PASS_OPTIONS,
@@ -1288,6 +1301,7 @@ static int run_with(Options *o, int argc, char **argv)
 		case OPT_PARALLEL:
 		case OPT_LINK_GBPS:
 		case OPT_LINK_LATENCY:
+		case OPT_MICRO_BATCHES:
 		case OPT_DEVICES:
 			if ((rc = shard_option(o, c, optarg)))
 				goto done;

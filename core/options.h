@@ -48,6 +48,7 @@ typedef struct {
 	int nshard_texts;
 	int parallel;               /* --parallel: a Parallel (shard.h), 0: none */
 	int devices;                /* --devices N (0: not given) */
+	int micro_batches;          /* --micro-batches M (a pipeline's; 0: not given) */
 	double link_gbps;           /* --link-gbps (default 100) */
 	double link_latency_us;     /* --link-latency-us (default 5) */
 	char *auto_table;           /* --parallel=auto: each strategy's estimate (owned) */

@@ -491,27 +491,31 @@ static const char *spmd_runner(void)
 
 /* The file of value x of segment sp: the device's value file when it is
  * one of the segment's inputs or outputs, else the segment's own. */
-static char *spmd_file(const SpmdStep *sp, const Value *x, const char *rdir, int k)
+/* (a pipeline's micro-batches: each file name carries "_m@MB@", which the
+ * plan's copy for micro-batch j replaces with "_mJ") */
+static const char *mb_suffix(const Graph *g) { return g->pipelined && g->micro_batches > 1 ? "_m@MB@" : ""; }
+
+static char *spmd_file(const Graph *g, const SpmdStep *sp, const Value *x, const char *rdir, int k)
 {
 	const Graph *sg = sp->g;
 	for (int i = 0; i < sg->ninputs; i++)
 		if (sg->inputs[i] == x)
-			return xasprintf("%s/v%d.bin", rdir, sp->in_ids[i]);
+			return xasprintf("%s/v%d%s.bin", rdir, sp->in_ids[i], mb_suffix(g));
 	for (int i = 0; i < sg->noutputs; i++)
 		if (sg->outputs[i] == x)
-			return xasprintf("%s/v%d.bin", rdir, sp->out_ids[i]);
-	return xasprintf("%s/s%d_%d.bin", rdir, k, x->id);
+			return xasprintf("%s/v%d%s.bin", rdir, sp->out_ids[i], mb_suffix(g));
+	return xasprintf("%s/s%d_%d%s.bin", rdir, k, x->id, mb_suffix(g));
 }
 
 /* One graph (a segment, or a placed part of one) compiled for t, linked in
  * rdir as stem, its run line in the plan. */
-static int spmd_program_line(Session *s, const SpmdStep *sp, const Graph *pg, const Target *t, const char *rdir, int k,
-			     const char *stem, FILE *pf, Diag *d)
+static int spmd_program_line(Session *s, const Graph *g, const SpmdStep *sp, const Graph *pg, const Target *t,
+			     const char *rdir, int k, const char *stem, FILE *pf, Diag *d)
 {
 	char **files = xcalloc((size_t)(pg->ninputs + pg->noutputs) + 1, sizeof *files);
 	for (int i = 0; i < pg->ninputs + pg->noutputs; i++) {
 		const Value *pv = i < pg->ninputs ? pg->inputs[i] : pg->outputs[i - pg->ninputs];
-		files[i] = spmd_file(sp, graph_find_value(sp->g, pv->name), rdir, k);
+		files[i] = spmd_file(g, sp, graph_find_value(sp->g, pv->name), rdir, k);
 	}
 	char *stats = xasprintf("%s/%s.stats.json", rdir, stem), *cmd = NULL;
 	Program *p = compile_program(s, pg, t, NULL, NULL, d);
@@ -537,7 +541,8 @@ static int spmd_program_line(Session *s, const SpmdStep *sp, const Graph *pg, co
 
 /* A device's compute segment k: the graph passes, then compiled for t, or
  * placed on t and its host (each part compiled for where it runs). */
-static int spmd_segment(Session *s, SpmdStep *sp, const Target *t, const char *rdir, int k, FILE *pf, Diag *d)
+static int spmd_segment(Session *s, const Graph *g, SpmdStep *sp, const Target *t, const char *rdir, int k, FILE *pf,
+			Diag *d)
 {
 	if (!compile_graph(s, sp->g, d))
 		return EXIT_INPUT;
@@ -547,7 +552,7 @@ static int spmd_segment(Session *s, SpmdStep *sp, const Target *t, const char *r
 	char stem[32];
 	if (!host) {
 		snprintf(stem, sizeof stem, "s%d", k);
-		return spmd_program_line(s, sp, sp->g, t, rdir, k, stem, pf, d);
+		return spmd_program_line(s, g, sp, sp->g, t, rdir, k, stem, pf, d);
 	}
 	Placement *pl = place_graph(sp->g, t, host, d);
 	if (!pl)
@@ -555,7 +560,7 @@ static int spmd_segment(Session *s, SpmdStep *sp, const Target *t, const char *r
 	int rc = 0;
 	for (int j = 0; j < pl->nsegs && rc == 0; j++) {
 		snprintf(stem, sizeof stem, "s%d_%d", k, j);
-		rc = spmd_program_line(s, sp, pl->segs[j].g, pl->segs[j].t, rdir, k, stem, pf, d);
+		rc = spmd_program_line(s, g, sp, pl->segs[j].g, pl->segs[j].t, rdir, k, stem, pf, d);
 	}
 	placement_free(pl);
 	return rc;
@@ -606,26 +611,39 @@ int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs,
 				fprintf(pf, " %" PRId64, m->size[a]);
 			fputc('\n', pf);
 		}
-		for (int i = 0; rc == 0 && i < g->ninputs; i++) {
-			Tensor *part = shard_part(m, &g->inputs[i]->shard, inputs[i], r);
-			char *f = xasprintf("%s/v%d.bin", rdir, g->inputs[i]->id);
-			if (!write_raw(f, part)) {
-				diag_error(d, loc_at(f, 0, 0), "cannot write: %s", strerror(errno));
-				rc = EXIT_RUN;
+		int mb = g->pipelined && g->micro_batches > 1 ? g->micro_batches : 1;
+		Mesh mbm = {.naxes = 1, .size = {mb}};
+		Sharding mbs = {.set = true, .dim = {0, -1, -1, -1, -1, -1, -1, -1}};
+		for (int i = 0; rc == 0 && i < g->ninputs; i++)
+			for (int j = 0; rc == 0 && j < mb; j++) {
+				Tensor *whole = shard_part(m, &g->inputs[i]->shard, inputs[i], r);
+				Tensor *part = mb > 1 ? shard_part(&mbm, &mbs, whole, j) : whole;
+				char *f = mb > 1 ? xasprintf("%s/v%d_m%d.bin", rdir, g->inputs[i]->id, j)
+						 : xasprintf("%s/v%d.bin", rdir, g->inputs[i]->id);
+				if (!write_raw(f, part)) {
+					diag_error(d, loc_at(f, 0, 0), "cannot write: %s", strerror(errno));
+					rc = EXIT_RUN;
+				}
+				free(f);
+				if (part != whole)
+					tensor_free(part);
+				tensor_free(whole);
 			}
-			free(f);
-			tensor_free(part);
-		}
+		char *stepbuf = NULL;
+		size_t steplen = 0;
+		FILE *steps = open_memstream(&stepbuf, &steplen);
 		for (int k = 0; rc == 0 && k < prog.nsteps; k++) {
 			SpmdStep *sp = &prog.steps[k];
 			if (sp->coll && sp->coll->op == OP_SEND_RECV) {
 				const Node *n = sp->coll;
 				const Value *v = n->in[0];
-				uint64_t bytes = (uint64_t)shape_numel(&v->type.shape) * dtype_size(v->type.dtype);
+				Shape ds = shard_device_shape(g, v);
+				uint64_t bytes = (uint64_t)shape_numel(&ds) * dtype_size(v->type.dtype);
 				if (attr_i(n, "from") == r)
-					fprintf(pf, "send %d %" PRId64 " %" PRIu64 "\n", v->id, attr_i(n, "to"), bytes);
+					fprintf(steps, "send %d%s %" PRId64 " %" PRIu64 "\n", v->id, mb_suffix(g), attr_i(n, "to"), bytes);
 				else
-					fprintf(pf, "recv %d %" PRId64 " %" PRIu64 "\n", n->out[0]->id, attr_i(n, "from"), bytes);
+					fprintf(steps, "recv %d%s %" PRId64 " %" PRIu64 "\n", n->out[0]->id, mb_suffix(g), attr_i(n, "from"),
+						bytes);
 				continue;
 			}
 			if (sp->coll) {
@@ -633,17 +651,34 @@ int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs,
 				const Value *v = n->in[0];
 				Shape l = shard_local_shape(m, &v->shard, &v->type.shape);
 				bool a2a = n->op == OP_ALL_TO_ALL;
-				fprintf(pf, "coll %s %d %d %s %d %lld %lld %d", op_info[n->op].name, v->id, n->out[0]->id,
+				fprintf(steps, "coll %s %d %d %s %d %lld %lld %d", op_info[n->op].name, v->id, n->out[0]->id,
 					dtype_name(v->type.dtype), shard_mesh_axis(m, attr_s(n, "mesh_axis")),
 					(long long)(a2a ? attr_i(n, "split_axis") : attr_present(n, "axis") ? attr_i(n, "axis") : 0),
 					(long long)(a2a ? attr_i(n, "concat_axis") : 0), l.rank);
 				for (int q = 0; q < l.rank; q++)
-					fprintf(pf, " %" PRId64, l.dim[q]);
-				fputc('\n', pf);
+					fprintf(steps, " %" PRId64, l.dim[q]);
+				fputc('\n', steps);
 				continue;
 			}
-			rc = spmd_segment(s, sp, t, rdir, k, pf, d);
+			rc = spmd_segment(s, g, sp, t, rdir, k, steps, d);
 		}
+		fclose(steps);
+		/* the steps once per micro-batch (GPipe: stage k on micro-batch j
+		 * while stage k + 1 is on j - 1) */
+		for (int j = 0; pf && rc == 0 && j < mb; j++) {
+			char tag[16];
+			snprintf(tag, sizeof tag, "%d", j);
+			for (const char *q = stepbuf; *q;) {
+				const char *at = strstr(q, "@MB@");
+				size_t n = at ? (size_t)(at - q) : strlen(q);
+				fwrite(q, 1, n, pf);
+				if (!at)
+					break;
+				fputs(tag, pf);
+				q = at + 4;
+			}
+		}
+		free(stepbuf);
 		if (pf && fclose(pf) != 0 && rc == 0) {
 			diag_error(d, loc_at(plan, 0, 0), "cannot write: %s", strerror(errno));
 			rc = EXIT_RUN;
@@ -689,6 +724,30 @@ int run_spmd(Session *s, const Graph *g, const Target *t, Tensor *const *inputs,
 		const Value *v = g->outputs[i];
 		Tensor **parts = xcalloc((size_t)D, sizeof *parts);
 		int64_t only = g->pipelined ? (v->def && v->def->stage > 0 ? v->def->stage : 0) : -1;
+		int mb = g->pipelined && g->micro_batches > 1 ? g->micro_batches : 1;
+		if (only >= 0 && mb > 1) { /* its micro-batches, joined along axis 0 */
+			Shape ls = shard_device_shape(g, v);
+			Tensor **mparts = xcalloc((size_t)mb, sizeof *mparts);
+			Mesh mbm = {.naxes = 1, .size = {mb}};
+			Value jv = *v;
+			jv.shard = (Sharding){.set = true, .dim = {0, -1, -1, -1, -1, -1, -1, -1}};
+			for (int j = 0; j < mb && rc == 0; j++) {
+				mparts[j] = tensor_new(v->type.dtype, &ls);
+				char *f = xasprintf("%s/r%" PRId64 "/v%d_m%d.bin", dir, only, v->id, j);
+				if (!read_raw(f, mparts[j])) {
+					diag_error(d, loc_at(f, 0, 0), "cannot read the output");
+					rc = EXIT_RUN;
+				}
+				free(f);
+			}
+			if (rc == 0 && !(outputs[i] = shard_join(&mbm, &jv, mparts, d)))
+				rc = EXIT_RUN;
+			for (int j = 0; j < mb; j++)
+				tensor_free(mparts[j]);
+			free(mparts);
+			free(parts);
+			continue;
+		}
 		for (int64_t r = 0; r < D && rc == 0; r++) {
 			if (only >= 0 && r != only)
 				continue; /* a pipeline's output: on the stage that computed it */

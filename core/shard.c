@@ -412,6 +412,112 @@ Shape shard_local_shape(const Mesh *m, const Sharding *s, const Shape *global)
 	return l;
 }
 
+Shape shard_device_shape(const Graph *g, const Value *v)
+{
+	Shape l = shard_local_shape(&g->mesh, &v->shard, &v->type.shape);
+	bool constant = v->def && v->def->nin == 0;
+	if (g->pipelined && g->micro_batches > 1 && !constant && l.rank >= 1)
+		l.dim[0] /= g->micro_batches;
+	return l;
+}
+
+/* Does node n keep axis 0 of its operands and results (the batch, b) apart:
+ * each batch element's result from that element's operands alone?  By its
+ * sharding rule; NULL, or why not. */
+static const char *batch_apart(const Node *n, int64_t b)
+{
+	for (int j = 0; j < n->nout; j++)
+		if (n->out[j]->type.shape.rank < 1 || n->out[j]->type.shape.dim[0] != b)
+			return "a result whose axis 0 is not the batch";
+	for (int i = 0; i < n->nin; i++) {
+		const Value *v = n->in[i];
+		bool constant = v->def && v->def->nin == 0;
+		if (!constant && (v->type.shape.rank < 1 || v->type.shape.dim[0] != b))
+			return "an operand whose axis 0 is not the batch";
+	}
+	int r = n->out[0]->type.shape.rank;
+	switch (op_info[n->op].shard) {
+	case SHARD_ELEMENTWISE:
+	case SHARD_LINEAR:
+		for (int i = 0; i < n->nin; i++) { /* a constant that is not broadcast over the batch */
+			const Shape *s = &n->in[i]->type.shape;
+			bool constant = n->in[i]->def && n->in[i]->def->nin == 0;
+			if (constant && s->rank == r && s->dim[0] != 1)
+				return "a constant operand along the batch";
+		}
+		return NULL;
+	case SHARD_MATMUL:
+		if (n->in[0]->type.shape.rank < 2)
+			return "a vector operand";
+		if (!(n->in[1]->def && n->in[1]->def->nin == 0) && n->in[1]->type.shape.rank < 3)
+			return "a computed right operand without a batch axis";
+		return NULL;
+	case SHARD_GEMM:
+		return attr_i(n, "trans_a") || !(n->in[1]->def && n->in[1]->def->nin == 0) ? "A transposed or B computed" : NULL;
+	case SHARD_CONV:
+	case SHARD_POOL:
+	case SHARD_CHANNEL:
+		return NULL;
+	case SHARD_LAYERNORM:
+	case SHARD_AXIS: {
+		int64_t a = attr_i(n, "axis");
+		return (a < 0 ? a + n->in[0]->type.shape.rank : a) == 0 ? "its axis is the batch" : NULL;
+	}
+	case SHARD_REDUCE: {
+		const int64_t *axes;
+		int na = attr_ints(n, "axes", &axes);
+		if (na <= 0)
+			return "it reduces every axis";
+		for (int k = 0; k < na; k++)
+			if ((axes[k] < 0 ? axes[k] + n->in[0]->type.shape.rank : axes[k]) == 0)
+				return "it reduces the batch axis";
+		return NULL;
+	}
+	case SHARD_RESHAPE:
+		return NULL; /* axis 0 is the batch on both sides (checked above) */
+	case SHARD_TRANSPOSE: {
+		int perm[MAX_RANK];
+		transpose_perm(n, n->in[0]->type.shape.rank, perm);
+		return perm[0] == 0 ? NULL : "it moves the batch axis";
+	}
+	default:
+		return "its op is not known to keep the batch apart";
+	}
+}
+
+bool shard_set_micro_batches(Graph *g, int m, Diag *d)
+{
+	if (m <= 1)
+		return true;
+	if (!g->pipelined || g->ninputs < 1 || g->inputs[0]->type.shape.rank < 1) {
+		diag_error(d, loc_at(NULL, 0, 0), "--micro-batches: for a pipeline (--parallel=pipeline) of a model with a batch axis");
+		return false;
+	}
+	int64_t b = g->inputs[0]->type.shape.dim[0];
+	if (b % m != 0) {
+		diag_error(d, g->inputs[0]->loc, "--micro-batches %d: the batch (%" PRId64 ", axis 0 of '%s') does not divide into %d",
+			   m, b, g->inputs[0]->name, m);
+		return false;
+	}
+	for (int i = 0; i < g->ninputs; i++)
+		if (g->inputs[i]->type.shape.rank < 1 || g->inputs[i]->type.shape.dim[0] != b) {
+			diag_error(d, g->inputs[i]->loc, "--micro-batches: input '%s' has no batch axis of %" PRId64, g->inputs[i]->name, b);
+			return false;
+		}
+	for (int k = 0; k < g->nnodes; k++) {
+		const Node *n = g->nodes[k];
+		if (n->nin == 0)
+			continue;
+		const char *why = batch_apart(n, b);
+		if (why) {
+			diag_error(d, n->loc, "--micro-batches: %s does not keep the batch apart: %s", op_info[n->op].name, why);
+			return false;
+		}
+	}
+	g->micro_batches = m;
+	return true;
+}
+
 static uint64_t local_bytes(const Mesh *m, const Sharding *s, const TensorType *t)
 {
 	Shape l = shard_local_shape(m, s, &t->shape);

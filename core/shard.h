@@ -42,6 +42,12 @@ typedef enum { PARALLEL_NONE, PARALLEL_DATA, PARALLEL_TENSOR, PARALLEL_PIPELINE,
  * same work, one a device, the values that cross sent between them.  false
  * and an error when the graph has a mesh already. */
 bool shard_apply_strategy(Graph *g, Parallel par, int devices, Diag *d);
+/* A pipeline's micro-batches: every value not a constant split along axis
+ * 0 (the batch) into m, each stage running them one after the other (the
+ * next stage on micro-batch j while this one does j + 1).  false and an
+ * error naming the node when the model does not keep its batch axis apart
+ * (or m does not divide it). */
+bool shard_set_micro_batches(Graph *g, int m, Diag *d);
 
 /* Nodes into N groups of consecutive nodes with about the same work
  * (Node.stage; constants -1): work[k] the share, first[k]..last[k] the
@@ -133,6 +139,9 @@ void spmd_program_free(SpmdProgram *p);
 char *sharding_str(const Mesh *m, const Sharding *s, int rank, char *buf, size_t n);
 /* A value's shape on one device. */
 Shape shard_local_shape(const Mesh *m, const Sharding *s, const Shape *global);
+/* ... as a device's program holds it: the local shape, and a pipeline's
+ * micro-batch (axis 0 over Graph.micro_batches) for what is not a constant. */
+Shape shard_device_shape(const Graph *g, const Value *v);
 /* Bytes each device sends for a collective node (0 for the local ones). */
 uint64_t shard_collective_bytes(const Graph *g, const Node *n);
 /* --emit=sharding: every value's sharding and local type, every

@@ -33,6 +33,7 @@ bool shard_estimate(const Graph *g, const Target *t, const LinkModel *l, ShardEs
 	const Mesh *m = &g->mesh;
 	int stages = g->pipelined ? (int)m->size[0] : 1;
 	double *stage_s = xcalloc((size_t)stages + 1, sizeof *stage_s);
+	double slowest_transfer = 0; /* a micro-batch's, of a pipeline */
 	for (int k = 0; k < g->nnodes; k++) {
 		const Node *n = g->nodes[k];
 		if (n->nin == 0)
@@ -42,7 +43,12 @@ bool shard_estimate(const Graph *g, const Target *t, const LinkModel *l, ShardEs
 			int a = shard_mesh_axis(m, attr_s(n, "mesh_axis"));
 			uint64_t bytes = n->op == OP_SEND_RECV ? (uint64_t)shape_numel(&v->type.shape) * dtype_size(v->type.dtype)
 							       : shard_collective_bytes(g, n);
-			e->comm_s += latency_steps(n->op, a >= 0 ? m->size[a] : 1) * lat + (double)bytes / bps;
+			double ts = latency_steps(n->op, a >= 0 ? m->size[a] : 1) * lat + (double)bytes / bps;
+			e->comm_s += ts;
+			if (n->op == OP_SEND_RECV && g->micro_batches > 1) {
+				double tm = lat + (double)bytes / (double)g->micro_batches / bps;
+				slowest_transfer = tm > slowest_transfer ? tm : slowest_transfer;
+			}
 			continue;
 		}
 		double c = program_node_cycles(t, n);
@@ -64,8 +70,20 @@ bool shard_estimate(const Graph *g, const Target *t, const LinkModel *l, ShardEs
 		}
 		stage_s[g->pipelined && n->stage >= 0 ? n->stage : 0] += f * c / hz;
 	}
-	for (int s = 0; s < stages; s++)
-		e->compute_s += stage_s[s]; /* a pipeline without micro-batches: one stage after the other */
+	if (g->pipelined && g->micro_batches > 1) {
+		/* GPipe: M micro-batches through N stages take M + N - 1 slots of
+		 * the slowest stage's micro-batch time, and of the slowest
+		 * micro-batch transfer (latency and its bytes) */
+		double slow = 0;
+		for (int s = 0; s < stages; s++)
+			slow = stage_s[s] > slow ? stage_s[s] : slow;
+		int mbs = g->micro_batches;
+		e->compute_s = (double)(mbs + stages - 1) * slow / mbs;
+		e->comm_s = (double)(mbs + stages - 1) * slowest_transfer;
+	} else {
+		for (int s = 0; s < stages; s++)
+			e->compute_s += stage_s[s]; /* a pipeline without micro-batches: one stage after the other */
+	}
 	free(stage_s);
 	e->step_s = e->compute_s + e->comm_s;
 	return true;

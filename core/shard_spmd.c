@@ -92,7 +92,7 @@ static Value *operand(Builder *b, const Value *v)
 	if (b->local[v->id])
 		return b->local[v->id];
 	const Mesh *m = &b->g->mesh;
-	Shape l = shard_local_shape(m, &v->shard, &v->type.shape);
+	Shape l = shard_device_shape(b->g, v);
 	const Node *def = v->def;
 	if (def && def->nin == 0 && def->nout == 1) {
 		Tensor *whole = tensor_new(v->type.dtype, &v->type.shape);
@@ -148,7 +148,7 @@ static bool add_node(Builder *b, const Node *n)
 		node_copy_attr(c, &n->attrs[k], n->attrs[k].loc);
 	/* attributes that spell a global size */
 	if (n->op == OP_RESHAPE) {
-		Shape l = shard_local_shape(m, &n->out[0]->shard, &n->out[0]->type.shape);
+		Shape l = shard_device_shape(b->g, n->out[0]);
 		node_set_ints(c, "shape", l.dim, l.rank);
 	}
 	if (n->op == OP_CONV && attr_i(n, "group") > 1 && n->in[0]->shard.dim[1] >= 0)
@@ -157,7 +157,7 @@ static bool add_node(Builder *b, const Node *n)
 		return false;
 	for (int j = 0; j < n->nout; j++) {
 		const Value *v = n->out[j];
-		Shape l = shard_local_shape(m, &v->shard, &v->type.shape);
+		Shape l = shard_device_shape(b->g, v);
 		if (!shape_eq(&l, &c->out[j]->type.shape)) {
 			char want[64], got[64];
 			TensorType lt = {v->type.dtype, l};

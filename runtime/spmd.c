@@ -7,8 +7,9 @@
  *   mesh NAXES SIZE...                  the device mesh (axis 0 outermost)
  *   run COMMAND                         a compute segment: a compiled program
  *                                       run on the value files (sh -c)
- *   send ID TO BYTES                    a pipeline stage's value to device TO
- *   recv ID FROM BYTES                  ... from device FROM into vID.bin
+ *   send V TO BYTES                     a pipeline stage's value (file DIR/rR/vV.bin; V an
+ *                                       id, or ID_mJ for micro-batch J) to device TO
+ *   recv V FROM BYTES                   ... from device FROM into vV.bin
  *   coll OP IN OUT DTYPE MESHAXIS AXIS AXIS2 RANK DIM...
  *                                       a collective over MESHAXIS on the
  *                                       value file DIR/rR/vIN.bin (local shape
@@ -43,12 +44,19 @@ static void die(int line, const char *fmt, const char *what)
 	exit(1);
 }
 
+static char *token_path(const char *tok)
+{
+	size_t n = strlen(dir) + strlen(tok) + 64;
+	char *p = malloc(n);
+	snprintf(p, n, "%s/r%d/v%s.bin", dir, rank, tok);
+	return p;
+}
+
 static char *value_path(long id)
 {
-	size_t n = strlen(dir) + 64;
-	char *p = malloc(n);
-	snprintf(p, n, "%s/r%d/v%ld.bin", dir, rank, id);
-	return p;
+	char tok[32];
+	snprintf(tok, sizeof tok, "%ld", id);
+	return token_path(tok);
 }
 
 static void *load(long id, size_t bytes, int line)
@@ -159,20 +167,29 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (strncmp(buf, "send ", 5) == 0 || strncmp(buf, "recv ", 5) == 0) {
-			long id, peer, bytes;
-			if (sscanf(buf + 5, "%ld %ld %ld", &id, &peer, &bytes) != 3 || peer < 0 || peer >= size || bytes < 0 ||
+			char tok[64];
+			long peer, bytes;
+			if (sscanf(buf + 5, "%63s %ld %ld", tok, &peer, &bytes) != 3 || peer < 0 || peer >= size || bytes < 0 ||
 			    bytes > 0x7fffffffL)
 				die(line, "bad transfer: %s", buf);
+			char *path = token_path(tok);
 			if (buf[0] == 's') {
-				char *x = load(id, (size_t)bytes, line);
-				MPI_Send(x, (int)bytes, MPI_BYTE, (int)peer, (int)(id & 0x7fff), MPI_COMM_WORLD);
+				FILE *vf = fopen(path, "rb");
+				char *x = malloc((size_t)bytes + 1);
+				if (!vf || !x || (bytes && fread(x, 1, (size_t)bytes, vf) != (size_t)bytes))
+					die(line, "cannot read %s", path);
+				fclose(vf);
+				MPI_Send(x, (int)bytes, MPI_BYTE, (int)peer, 0, MPI_COMM_WORLD);
 				free(x);
 			} else {
 				char *x = malloc((size_t)bytes + 1);
-				MPI_Recv(x, (int)bytes, MPI_BYTE, (int)peer, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				store(id, x, (size_t)bytes, line);
+				MPI_Recv(x, (int)bytes, MPI_BYTE, (int)peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				FILE *vf = fopen(path, "wb");
+				if (!vf || (bytes && fwrite(x, 1, (size_t)bytes, vf) != (size_t)bytes) || fclose(vf) != 0)
+					die(line, "cannot write %s", path);
 				free(x);
 			}
+			free(path);
 			coll_s += MPI_Wtime() - t0;
 			continue;
 		}

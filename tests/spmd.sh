@@ -9,7 +9,8 @@
 #   FFN-in, row-parallel output projection and FFN-out, one all-reduce
 #   each), the MLP data-parallel, resnet18 batch-split (and channel-split),
 #   an MLP on a 2 x 2 mesh (data x tensor), a 4-stage pipeline of a BERT
-#   stack (tests/spmd/bert_stack.ir), on x86-avx2 and npu-systolic
+#   stack (tests/spmd/bert_stack.ir), with and without micro-batches, on
+#   x86-avx2 and npu-systolic
 #   (whose devices each run the simulator, with host fallbacks).
 # Tolerance: the compiled code's arithmetic (fused, reassociated) against the
 # reference's: --check's per-op bound (1e-5 + 1e-4 |ref|) for the BERT layer
@@ -80,7 +81,29 @@ close "resnet18 channel-split, 2 devices" "$R" x86-avx2 --parallel=tensor --devi
 # hidden state sent from stage to stage
 for t in x86-avx2 npu-systolic; do
 	check "bert_stack 4-stage pipeline" "$SRCDIR/tests/spmd/bert_stack.ir" "$t" --parallel=pipeline --devices 4
+	# with micro-batches (GPipe): each stage's programs for half the batch,
+	# run twice, the next stage on one while this one does the other
+	check "bert_stack 4-stage pipeline, 2 micro-batches" "$SRCDIR/tests/spmd/bert_stack.ir" "$t" --parallel=pipeline --devices 4 --micro-batches 2
 done
+close "resnet18 2-stage pipeline, 4 micro-batches" "$R" x86-avx2 --parallel=pipeline --devices 2 --micro-batches 4
+# a batch that does not divide, a model that mixes its batch: said, nothing run
+printf 'graph g {\n  input x : f32[4, 2]\n  y = softmax(x, axis=0)\n  output y\n}\n' >"$tmp/mix.ir"
+if "$GDCC" run "$tmp/mix.ir" -t x86-avx2 --parallel=pipeline --devices 2 --micro-batches 2 >"$tmp/out" 2>"$tmp/err"; then
+	bad "micro-batches of a softmax over the batch: exit 0"
+elif grep -q "mix.ir:3:7: error: --micro-batches: softmax does not keep the batch apart: its axis is the batch" "$tmp/err"; then
+	ok
+else
+	bad "micro-batches of a softmax over the batch: no located error"
+	sed 's/^/  | /' "$tmp/err"
+fi
+if "$GDCC" run "$SRCDIR/tests/spmd/bert_stack.ir" -t x86-avx2 --parallel=pipeline --devices 2 --micro-batches 3 >"$tmp/out" 2>"$tmp/err"; then
+	bad "3 micro-batches of a batch of 2: exit 0"
+elif grep -q "the batch (2, axis 0 of 'x') does not divide into 3" "$tmp/err"; then
+	ok
+else
+	bad "3 micro-batches of a batch of 2: no message"
+	sed 's/^/  | /' "$tmp/err"
+fi
 "$GDCC" --emit=sharding --parallel=pipeline --devices 4 "$SRCDIR/tests/spmd/bert_stack.ir" >"$tmp/out" 2>&1
 if grep -q "# 3 transfers between stages, 393216 bytes in all" "$tmp/out" &&
 	[ "$(grep -c '% of the work' "$tmp/out")" -eq 4 ] && grep -q "stage 1: l1.q0 .. l1.y, 25.0% of the work" "$tmp/out"; then
