@@ -1491,7 +1491,8 @@ static bool gen_layernorm(Gen *G, OpKind op, GN *c)
 		Shape s = norm;
 		if (s.rank > 0 && chance(G, 0.3)) {
 			int drop = (int)rint_in(G, 1, s.rank);
-			memmove(s.dim, s.dim + drop, (size_t)(s.rank - drop) * sizeof *s.dim);
+			for (int i = 0; i + drop < s.rank; i++) /* (a loop: gcc cannot bound a memmove's length here) */
+				s.dim[i] = s.dim[i + drop];
 			s.rank -= drop;
 		}
 		for (int i = 0; i < s.rank; i++)
