@@ -995,15 +995,21 @@ static Shape widen(Gen *G, const Shape *s)
 	return r;
 }
 
+/* s without its first `drop` axes (a loop: gcc's -Wstringop-overflow
+ * cannot bound a memmove's length here). */
+static void drop_leading(Shape *s, int drop)
+{
+	for (int i = 0; i + drop < s->rank; i++)
+		s->dim[i] = s->dim[i + drop];
+	s->rank -= drop;
+}
+
 /* An operand shape that broadcasts to r: leading axes dropped, some axes 1. */
 static Shape narrow(Gen *G, const Shape *r)
 {
 	Shape s = *r;
-	if (s.rank > 0 && chance(G, 0.3)) {
-		int drop = (int)rint_in(G, 1, s.rank);
-		memmove(s.dim, s.dim + drop, (size_t)(s.rank - drop) * sizeof *s.dim);
-		s.rank -= drop;
-	}
+	if (s.rank > 0 && chance(G, 0.3))
+		drop_leading(&s, (int)rint_in(G, 1, s.rank));
 	for (int i = 0; i < s.rank; i++)
 		if (chance(G, 0.25))
 			s.dim[i] = 1;
@@ -1490,10 +1496,7 @@ static bool gen_layernorm(Gen *G, OpKind op, GN *c)
 	for (int k = 0; k < nops; k++) {
 		Shape s = norm;
 		if (s.rank > 0 && chance(G, 0.3)) {
-			int drop = (int)rint_in(G, 1, s.rank);
-			for (int i = 0; i + drop < s.rank; i++) /* (a loop: gcc cannot bound a memmove's length here) */
-				s.dim[i] = s.dim[i + drop];
-			s.rank -= drop;
+			drop_leading(&s, (int)rint_in(G, 1, s.rank));
 		}
 		for (int i = 0; i < s.rank; i++)
 			if (chance(G, 0.15))
