@@ -1181,6 +1181,19 @@ static void print_summary(const Value *v, const Tensor *t)
 	printf("%s]\n", n > 8 ? ", ..." : "");
 }
 
+/* --check: each output against the reference's (when rc is still 0 and
+ * there is one), the reference freed; rc, or EXIT_MISMATCH. */
+static int compare_and_free(const Graph *g, Tensor **outputs, Tensor **ref, int rc)
+{
+	for (int k = 0; rc == 0 && ref && k < g->noutputs; k++)
+		if (!compare(g->outputs[k]->name, outputs[k], ref[k]))
+			rc = EXIT_MISMATCH;
+	for (int k = 0; ref && k < g->noutputs; k++)
+		tensor_free(ref[k]);
+	free(ref);
+	return rc;
+}
+
 static int run_with(Options *o, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1545,13 +1558,7 @@ static int run_with(Options *o, int argc, char **argv)
 		}
 		session_free(&s);
 		shard_report_free(&sr);
-		for (int k = 0; rc == 0 && check && k < g->noutputs; k++)
-			if (!compare(g->outputs[k]->name, outputs[k], ref[k]))
-				rc = EXIT_MISMATCH;
-		for (int k = 0; ref && k < g->noutputs; k++)
-			tensor_free(ref[k]);
-		free(ref);
-		if (rc)
+		if ((rc = compare_and_free(g, outputs, ref, rc)))
 			goto out;
 	} else if (tgt) {
 		/* the reference first (on the model as read), then the target's
@@ -1569,13 +1576,7 @@ static int run_with(Options *o, int argc, char **argv)
 		if (rc == 0)
 			rc = run_model(&s, g, tgt, inputs, outputs, &d);
 		session_free(&s);
-		for (int k = 0; rc == 0 && check && k < g->noutputs; k++)
-			if (!compare(g->outputs[k]->name, outputs[k], ref[k]))
-				rc = EXIT_MISMATCH;
-		for (int k = 0; ref && k < g->noutputs; k++)
-			tensor_free(ref[k]);
-		free(ref);
-		if (rc)
+		if ((rc = compare_and_free(g, outputs, ref, rc)))
 			goto out;
 	} else if (g->mesh.naxes) {
 		/* the devices simulated here, each on its part; the whole

@@ -773,6 +773,16 @@ static void rule_elementwise(RuleCx *c, bool linear)
 	all_results(c, &C);
 }
 
+/* The sharding a node that follows its first operand starts from: its
+ * annotated result's, else operand 0's (whole when free), partial sums
+ * resolved. */
+static Sharding followed(const RuleCx *c)
+{
+	Sharding C = c->req[0] ? *c->req[0] : c->free[0] ? sh_whole() : c->cur[0];
+	C.partial = 0;
+	return C;
+}
+
 /* softmax, concat, split, hardmax: the axis whole, the rest follows
  * operand 0 (or the annotated result); every operand and result has the
  * same rank. */
@@ -783,8 +793,7 @@ static void rule_axis(RuleCx *c)
 	int64_t ax = attr_i(n, "axis");
 	if (ax < 0)
 		ax += r;
-	Sharding C = c->req[0] ? *c->req[0] : c->free[0] ? sh_whole() : c->cur[0];
-	C.partial = 0;
+	Sharding C = followed(c);
 	if (ax >= 0 && ax < r)
 		C.dim[ax] = -1;
 	for (int i = 0; i < n->nin; i++)
@@ -961,8 +970,7 @@ static void rule_channels(RuleCx *c, bool spatial)
 		rule_replicate(c);
 		return;
 	}
-	Sharding C = c->req[0] ? *c->req[0] : c->free[0] ? sh_whole() : c->cur[0];
-	C.partial = 0;
+	Sharding C = followed(c);
 	for (int i = 2; i < r && !spatial; i++)
 		C.dim[i] = -1;
 	c->want[0] = C;
@@ -981,8 +989,7 @@ static void rule_layernorm(RuleCx *c)
 	int64_t ax = attr_i(n, "axis");
 	if (ax < 0)
 		ax += r;
-	Sharding C = c->req[0] ? *c->req[0] : c->free[0] ? sh_whole() : c->cur[0];
-	C.partial = 0;
+	Sharding C = followed(c);
 	for (int i = (int)ax; i < r; i++)
 		if (i >= 0)
 			C.dim[i] = -1;
