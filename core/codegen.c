@@ -857,11 +857,52 @@ static double since(const struct timespec *t0)
 	return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
 }
 
+/* Constant data beyond the code's direct reach: more bytes than the
+ * target's param near_data_bytes (x86-64's small code model addresses its
+ * data from the code, +-2 GiB, with the libraries' code and data in the
+ * same span): every data symbol's address becomes addr.far, which the .md
+ * covers (x86-64: through the GOT, the medium code model's way), and the
+ * data goes to param far_data_section (x86-64: .lrodata, which the linker
+ * places after everything else).  A target without them says why it
+ * cannot take the model. */
+static bool codegen_far_data(Program *p, Diag *d)
+{
+	const Target *t = p->t;
+	const ParamInfo *near = target_param(t, "near_data_bytes");
+	int64_t bytes = program_weights_bytes(p);
+	if (!near || near->str || near->n != 1 || (double)bytes <= near->values[0])
+		return true;
+	const ParamInfo *sec = target_param(t, "far_data_section");
+	BursNode leaf;
+	memset(&leaf, 0, sizeof leaf);
+	leaf.form = -1;
+	leaf.op = SEL_ADDR_FAR;
+	leaf.sym = "gdcc_data";
+	int icls = target_class_for(t, SORT_I);
+	bool rule = icls >= 0 && isel_cost(t, &leaf, icls) < BURS_INF;
+	if (!rule || !sec || !sec->str || !*sec->str) {
+		diag_error(d, loc_at(NULL, 0, 0),
+			   "the model's constant data (%lld bytes) is more than %s's code reaches directly (param near_data_bytes = "
+			   "%.0f), and %s has no %s: a model this large cannot be compiled for it",
+			   (long long)bytes, t->name, near->values[0], t->md_file ? t->md_file : t->name,
+			   !rule ? "rule for addr.far (the address of a far data symbol)" : "param far_data_section");
+		return false;
+	}
+	p->far_data = true;
+	for (int i = 0; i < program_nfuncs(p); i++) {
+		MFunc *f = program_func(p, i);
+		for (int k = 0; k < f->nnodes; k++)
+			if (f->nodes[k]->op == SEL_ADDR_SYM)
+				f->nodes[k]->op = SEL_ADDR_FAR;
+	}
+	return true;
+}
+
 bool codegen_select(Program *p, Diag *d)
 {
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	bool ok = true;
+	bool ok = codegen_far_data(p, d);
 	for (int i = 0; ok && i < program_nfuncs(p); i++)
 		ok = isel_function(program_func(p, i), d) && mfunc_verify(program_func(p, i), false, d);
 	p->seconds[1] = since(&t0);

@@ -55,6 +55,7 @@ typedef struct {
 	int lmul;             /* register group of the vector loops (1) */
 	int gemm_mr, gemm_kc, gemm_nc; /* GEMM register block rows, K block and N block (0: not used) */
 	bool masked_tails;       /* fixed vectors: loop remainders as one masked vector */
+	bool far_data;           /* the constants beyond the code's direct reach: addr.far, param far_data_section */
 	int spill_slots;
 	char *text;           /* the code's assembly, once rendered (program_render) */
 	size_t textlen;

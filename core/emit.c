@@ -230,7 +230,8 @@ static void emit_data(FILE *o, const Program *p, const WeightsRef *w)
 {
 	if (!p->ndata)
 		return;
-	fputs("\n\t.section .rodata\n", o);
+	const ParamInfo *far = p->far_data ? target_param(p->t, "far_data_section") : NULL;
+	fprintf(o, "\n\t.section %s\n", far && far->str ? far->str : ".rodata");
 	int64_t off = 0;
 	for (int i = 0; i < p->ndata; i++) {
 		const Tensor *d = p->data[i].data;

@@ -210,8 +210,8 @@ static void dump_tree(FILE *o, const MFunc *f, const BursNode *n)
 		fprintf(o, "%g", n->fval);
 		return;
 	}
-	if (n->op == SEL_ADDR_SYM) {
-		fprintf(o, "&%s", n->sym);
+	if (n->op == SEL_ADDR_SYM || n->op == SEL_ADDR_FAR) {
+		fprintf(o, "%s%s", n->op == SEL_ADDR_FAR ? "&far " : "&", n->sym);
 		return;
 	}
 	if (n->op < SEL_CONST_I) {

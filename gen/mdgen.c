@@ -1113,7 +1113,7 @@ static Sort check_pattern(Target *t, Rule *r, const MdNode *p, int depth, int8_t
 				ERR(p->kid[1]->loc, "a range applies to immediates (const.i), not to '%s'", what->text);
 				return SORT_NONE;
 			}
-		} else if (s == SEL_CONST_I || s == SEL_CONST_F || s == SEL_ADDR_SYM) {
+		} else if (s == SEL_CONST_I || s == SEL_CONST_F || s == SEL_ADDR_SYM || s == SEL_ADDR_FAR) {
 			op->nt = -1;
 			op->const_op = s;
 			sort = sel_info[s].result;
@@ -1148,7 +1148,7 @@ static Sort check_pattern(Target *t, Rule *r, const MdNode *p, int depth, int8_t
 		return SORT_NONE;
 	}
 	const SelInfo *si = &sel_info[s];
-	if (s <= SEL_ADDR_SYM) {
+	if (s <= SEL_ADDR_FAR) {
 		ERR(w->loc, "'%s' is a leaf: bind it to an operand (name: %s)", w->text,
 		    s >= SEL_CONST_I ? w->text : "CLASS");
 		return SORT_NONE;

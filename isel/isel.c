@@ -68,7 +68,7 @@ static void visit(const BursGrammar *g, int r, BursNode *n, void *vctx)
 		if (oi->nt < 0) {
 			if (m->op == SEL_CONST_F)
 				ops[k] = (Opnd){.kind = OPND_FIMM, .fimm = m->fval};
-			else if (m->op == SEL_ADDR_SYM)
+			else if (m->op == SEL_ADDR_SYM || m->op == SEL_ADDR_FAR)
 				ops[k] = (Opnd){.kind = OPND_SYM, .sym = m->sym};
 			else
 				ops[k] = (Opnd){.kind = OPND_IMM, .imm = m->ival};

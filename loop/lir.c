@@ -691,7 +691,7 @@ static Sort vexpr(Verify *v, const LirExpr *e)
 		    e->op == SEL_STORE_V || e->op == SEL_STORE_I || e->op == SEL_LOADM_V || e->op == SEL_STOREM_V ||
 		    e->op == SEL_LOAD_I32 || e->op == SEL_STORE_I8 || e->op == SEL_LOAD_U8 || si->result == SORT_X || e->op == SEL_SETVL ||
 		    e->op == SEL_REG_I || e->op == SEL_REG_F || e->op == SEL_REG_V || e->op == SEL_CONST_I ||
-		    e->op == SEL_CONST_F || e->op == SEL_ADDR_SYM)
+		    e->op == SEL_CONST_F || e->op == SEL_ADDR_SYM || e->op == SEL_ADDR_FAR)
 			verr(v, "%s in an expression (memory, effects and leaves are the IR's own)", si->name);
 		return si->result;
 	}

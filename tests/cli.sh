@@ -310,5 +310,22 @@ printf 'graph g {\n  mesh [d=2]\n  input x : f32[4, 2]\n  y = relu(x)\n  shard x
 expect_status 0 "mesh/shard print back" -- "$GDCC" --emit=ir "$tmp/sh.ir"
 expect_in "$tmp/out" "  shard x [d, _]" "mesh/shard print back"
 
+# ---- constant data beyond the code's reach (docs/backend.md, "Constant data") ---
+# --param near_data_bytes=0 takes the far path for any model: on x86 the data
+# goes to .lrodata and its addresses come from the GOT; the program still
+# matches the reference.  riscv-rvv has no far rule: a clear error, no output.
+expect_status 0 "far data: -S" -- "$GDCC" -S -t x86-avx2 --param near_data_bytes=0 -o "$tmp/far.s" "$SRCDIR/examples/mlp.ir"
+expect_in "$tmp/far.s" '.section .lrodata,"al"' "far data: the large-data section"
+expect_in "$tmp/far.s" '@GOTPCREL(%rip)' "far data: addresses from the GOT"
+if grep -q 'leaq gdcc_data' "$tmp/far.s"; then bad "far data: a RIP-relative leaq of a data symbol is left"; else ok; fi
+expect_status 0 "far data: run --check" -- "$GDCC" run -t x86-avx2 --param near_data_bytes=0 --check --seed 1 "$SRCDIR/examples/mlp.ir"
+expect_status 0 "near data: -S" -- "$GDCC" -S -t x86-avx2 -o "$tmp/near.s" "$SRCDIR/examples/mlp.ir"
+if grep -q 'lrodata\|GOTPCREL' "$tmp/near.s"; then bad "near data: the far path taken for a small model"; else ok; fi
+rm -f "$tmp/farrv.s"
+expect_status 1 "far data on riscv-rvv" -- "$GDCC" -S -t riscv-rvv --param near_data_bytes=0 -o "$tmp/farrv.s" "$SRCDIR/examples/mlp.ir"
+expect_in "$tmp/err" "is more than riscv-rvv's code reaches directly (param near_data_bytes = 0)" "far data on riscv-rvv: the reason"
+expect_in "$tmp/err" "no rule for addr.far" "far data on riscv-rvv: what the .md lacks"
+if [ -e "$tmp/farrv.s" ]; then bad "far data on riscv-rvv: an output file was written"; else ok; fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
