@@ -903,8 +903,10 @@ bool codegen_select(Program *p, Diag *d)
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	bool ok = codegen_far_data(p, d);
-	for (int i = 0; ok && i < program_nfuncs(p); i++)
+	for (int i = 0; ok && i < program_nfuncs(p); i++) {
 		ok = isel_function(program_func(p, i), d) && mfunc_verify(program_func(p, i), false, d);
+		mfunc_free_trees(program_func(p, i));
+	}
 	p->seconds[1] = since(&t0);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);

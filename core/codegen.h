@@ -59,6 +59,12 @@ typedef struct {
 	int spill_slots;
 	char *text;           /* the code's assembly, once rendered (program_render) */
 	size_t textlen;
+	/* what the reports say of the code, counted by program_render before
+	 * it frees the instructions (with the assembly text, they are no
+	 * longer needed; a large model's were most of its compile's memory) */
+	bool rendered;
+	int code_insts, code_bytes, code_frame; /* every function: instructions, bytes, largest frame */
+	int entry_insts, entry_frame;           /* the entry function's */
 } Program;
 
 /* The report (--report=FILE, schema gdcc.report v1, docs/reports.md). */

@@ -141,6 +141,8 @@ void emit_function(FILE *o, const MFunc *f)
 
 /* The code: header comment, the entry function (rendered once, by the
  * emit stage, into p->text). */
+static void code_stats(const Program *p, int *ninsts, int *bytes, int *frame);
+
 static void emit_code(FILE *o, const Program *p)
 {
 	const Target *t = p->t;
@@ -310,8 +312,8 @@ void program_manifest(FILE *o, const Program *p, uint64_t model_hash, const Weig
 		fputs("null", o);
 	fprintf(o, ", \"offset\": %lld, \"bytes\": %lld, \"alignment\": %d},\n", (long long)(w && w->path ? w->offset : 0),
 		(long long)program_weights_bytes(p), DATA_ALIGN);
-	fprintf(o, "  \"code\": {\"instructions\": %d, \"frame_bytes\": %d, \"kernels\": %d}\n}\n", p->f->ninsts,
-		p->f->frame_bytes, p->nkernels);
+	fprintf(o, "  \"code\": {\"instructions\": %d, \"frame_bytes\": %d, \"kernels\": %d}\n}\n",
+		p->rendered ? p->entry_insts : p->f->ninsts, p->rendered ? p->entry_frame : p->f->frame_bytes, p->nkernels);
 }
 
 /* The work of a node for the cost model: output elements, times the
@@ -406,15 +408,8 @@ void program_report(FILE *o, const Program *p, uint64_t hash, const double *fron
 			fputs(", \"estimated_cycles\": null", o);
 		fprintf(o, ", \"source\": \"%s:%d\"}", e ? e->file : "", e ? e->line : 0);
 	}
-	int bytes = 0, ninsts = 0, frame = 0;
-	for (int fi = 0; fi < program_nfuncs(p); fi++) {
-		const MFunc *f = program_func(p, fi);
-		for (int i = 0; i < f->ninsts; i++)
-			if (f->insts[i].kind == MI_RULE)
-				bytes += t->rules[f->insts[i].rule].size;
-		ninsts += f->ninsts;
-		frame = f->frame_bytes > frame ? f->frame_bytes : frame;
-	}
+	int bytes, ninsts, frame;
+	code_stats(p, &ninsts, &bytes, &frame);
 	fprintf(o, "\n  ],\n  \"estimated_cycles\": %.0f,\n", total);
 	if (t->scalable)
 		fprintf(o, "  \"vector\": {\"kind\": \"scalable\", \"vlen_min\": %d, \"vlen_max\": %d, \"lanes_at_vlen_min\": %d, "
@@ -453,6 +448,26 @@ void program_emit(FILE *o, const Program *p, const WeightsRef *w)
 	fputs("\t.section .note.GNU-stack,\"\",@progbits\n", o);
 }
 
+/* Instructions, bytes (the rules' sizes) and the largest frame of every
+ * function: counted from the instructions, or as program_render counted
+ * them before it freed them. */
+static void code_stats(const Program *p, int *ninsts, int *bytes, int *frame)
+{
+	if (p->rendered) {
+		*ninsts = p->code_insts, *bytes = p->code_bytes, *frame = p->code_frame;
+		return;
+	}
+	*ninsts = *bytes = *frame = 0;
+	for (int fi = 0; fi < program_nfuncs(p); fi++) {
+		const MFunc *f = program_func(p, fi);
+		for (int i = 0; i < f->ninsts; i++)
+			if (f->insts[i].kind == MI_RULE)
+				*bytes += p->t->rules[f->insts[i].rule].size;
+		*ninsts += f->ninsts;
+		*frame = f->frame_bytes > *frame ? f->frame_bytes : *frame;
+	}
+}
+
 bool program_render(Program *p, long long *bytes)
 {
 	free(p->text);
@@ -465,5 +480,11 @@ bool program_render(Program *p, long long *bytes)
 	if (fclose(m) != 0)
 		return false;
 	*bytes = (long long)p->textlen;
+	code_stats(p, &p->code_insts, &p->code_bytes, &p->code_frame);
+	p->entry_insts = p->f->ninsts;
+	p->entry_frame = p->f->frame_bytes;
+	p->rendered = true;
+	for (int i = 0; i < program_nfuncs(p); i++)
+		mfunc_free_code(program_func(p, i));
 	return true;
 }

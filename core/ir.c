@@ -274,7 +274,8 @@ void node_free(Node *n)
 	free(n->init.ivalues);
 	free(n->init.path);
 	free(n->init.resolved);
-	tensor_free(n->init.data);
+	if (!n->init.borrowed)
+		tensor_free(n->init.data);
 	free(n);
 }
 

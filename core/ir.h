@@ -118,7 +118,10 @@ typedef struct {
 	char *resolved;   /* INIT_NPY: path used to open the file */
 	uint64_t seed;
 	double a, b;      /* FILL: a; RANDOM: [a,b); NORMAL: mean a, std b */
-	void *data;       /* INIT_TENSOR: a Tensor (owned) */
+	void *data;       /* INIT_TENSOR: a Tensor (owned unless borrowed) */
+	bool borrowed;    /* INIT_TENSOR: the Tensor is another graph's, which outlives
+			   * this one (a placed model's segments share the model's
+			   * weights): not freed with this node */
 } ConstInit;
 
 /* ---- sharding (core/shard.h, docs/ir.md "Sharding") -------------------- */

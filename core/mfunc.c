@@ -23,18 +23,37 @@ MFunc *mfunc_new(const Target *t, const char *name)
 	return f;
 }
 
-void mfunc_free(MFunc *f)
+void mfunc_free_trees(MFunc *f)
 {
-	if (!f)
-		return;
 	for (int i = 0; i < f->nnodes; i++) {
 		free(f->nodes[i]->cost);
 		free(f->nodes[i]->rule);
 		free(f->nodes[i]);
 	}
 	free(f->nodes);
-	free(f->vregs);
+	f->nodes = NULL;
+	f->nnodes = f->capnodes = 0;
 	free(f->stmts);
+	f->stmts = NULL;
+	f->nstmts = f->capstmts = 0;
+}
+
+void mfunc_free_code(MFunc *f)
+{
+	free(f->insts);
+	f->insts = NULL;
+	f->ninsts = f->capinsts = 0;
+	free(f->forms);
+	f->forms = NULL;
+	f->nforms = f->capforms = 0;
+}
+
+void mfunc_free(MFunc *f)
+{
+	if (!f)
+		return;
+	mfunc_free_trees(f);
+	free(f->vregs);
 	free(f->insts);
 	free(f->forms);
 	free(f);

@@ -86,6 +86,11 @@ typedef struct {
 
 MFunc *mfunc_new(const Target *t, const char *name);
 void mfunc_free(MFunc *f);
+/* The selection trees and their labels, once the instructions are selected
+ * (a large model's trees were most of its compile's memory). */
+void mfunc_free_trees(MFunc *f);
+/* The instructions, once the assembly text is rendered (program_render). */
+void mfunc_free_code(MFunc *f);
 /* Append one instruction. */
 void mfunc_push(MFunc *f, const MInst *mi);
 int mfunc_vreg(MFunc *f, int cls);

@@ -50,7 +50,15 @@ static Graph *segment_graph(const Graph *g, int first, int last, int k, const in
 		for (int j = 0; j < n->nin; j++) {
 			const Value *v = n->in[j];
 			if (!map[v->id]) {
-				if (v->def && v->def->op == OP_CONSTANT) {
+				const Tensor *wt = v->def && v->def->op == OP_CONSTANT && v->def->init.kind == INIT_TENSOR
+							   ? v->def->init.data : NULL;
+				if (wt && tensor_bytes(wt) == (size_t)shape_numel(&v->type.shape) * dtype_size(v->type.dtype)) {
+					/* the model's weights, shared, not copied (the model
+					 * outlives its placement) */
+					ConstInit init = {.kind = INIT_TENSOR, .data = (void *)wt, .borrowed = true};
+					Node *cn = graph_add_const(s, v->name, v->type.dtype, &v->type.shape, init, v->loc);
+					map[v->id] = cn->out[0];
+				} else if (v->def && v->def->op == OP_CONSTANT) {
 					Tensor *t = tensor_new(v->type.dtype, &v->type.shape);
 					if (!materialize_constant(v->def, t, d)) {
 						tensor_free(t);

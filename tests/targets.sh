@@ -104,6 +104,21 @@ IR
 "$GDCC_TOY" -t toy "$tmp/bad.ir" 2>"$tmp/err"
 [ $? -eq 1 ] && ok || bad "an unsupported op did not fail"
 grep -qF "bad.ir:3:7: error: exp f32[2,3] is unsupported on toy: not on the toy (tests/md/toy.md:" "$tmp/err" && ok || { bad "unsupported message"; cat "$tmp/err"; }
+# More constant data than the toy's code reaches (its near_data_bytes, here
+# 0), and no addr.far rule: the reason, before any other, and no output.
+cat >"$tmp/far.ir" <<'IR'
+graph m {
+  input x : f32[4]
+  const w : f32[4] = fill(2)
+  y = add(x, w)
+  output y
+}
+IR
+rm -f "$tmp/far.s"
+"$GDCC_TOY" -S -t toy --param near_data_bytes=0 -o "$tmp/far.s" "$tmp/far.ir" 2>"$tmp/err"
+[ $? -eq 1 ] && ok || bad "far data on a target without addr.far did not fail"
+grep -qF "error: the model's constant data (16 bytes) is more than toy's code reaches directly (param near_data_bytes = 0), and tests/md/toy.md has no rule for addr.far" "$tmp/err" && ok || { bad "far data message"; cat "$tmp/err"; }
+[ -e "$tmp/far.s" ] && bad "far data on toy: an output file was written" || ok
 "$GDCC" -t toy "$tmp/bad.ir" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "unknown target 'toy'" "$tmp/err" && ok || bad "the real gdcc accepted -t toy"
 "$GDCC" --print-legality 2>/dev/null; [ $? -eq 2 ] && ok || bad "--print-legality without -t"
