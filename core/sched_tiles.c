@@ -74,6 +74,10 @@ typedef struct {
 	int bias;
 	bool relu;
 	bool bt;               /* B stored transposed: its tiles come in as n rows of k (mma.t) */
+	/* A constant (a convolution's weights) that may be stored tile by tile
+	 * (tile_major_a): a panel's row tile of a whole k row is then one DMA
+	 * where the target's DMA moves that many tiles (dma_max_tiles) */
+	bool atiles;
 	double bspan;          /* a B tile's DMA against a contiguous one (a gathered row spans sw times its bytes); 0: 1 */
 } TileGemm;
 
@@ -107,6 +111,7 @@ typedef struct {
 	 * stationary: tile_panel_k) */
 	bool akf;
 	int64_t kc;            /* outer k indices per chunk */
+	int64_t dtiles;        /* the tiles one DMA may fill (dma_max_tiles; 1) */
 	double est;            /* estimated cycles */
 } TilePlan;
 
@@ -195,6 +200,15 @@ static int64_t tile_dense_segs(const TileGemm *g, int n)
 	return s < g->cv.HO ? s : g->cv.HO;
 }
 
+/* Does one DMA per output-row segment and (kernel row, kernel column)
+ * gather the B tiles of all the chunk's channel tiles k0..k1 (rows past a
+ * tile going on into the next: dma_max_tiles)?  Where the channels fill
+ * their tiles (no rows past them to zero) and the DMA moves that many. */
+static bool tile_dense_multi(const TileGemm *g, int n, int64_t dtiles, int64_t kc)
+{
+	return g->cv.dense && g->k_ext % n == 0 && kc > 1 && kc <= dtiles;
+}
+
 /* Keep the plan (bm, kc and the schedule) if its estimate est beats *best. */
 static void tile_take(TilePlan *pl, double *best, double est, int bm, int64_t kc, bool dbl, bool bres, bool apre, bool psum,
 		      bool kf, bool akf)
@@ -251,6 +265,9 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	pl->spt = (int64_t)spbytes / pl->tb;
 	pl->bw = bw;
 	pl->lat = lat;
+	/* (optional: one tile a DMA where the target does not say) */
+	const ParamInfo *dt = target_param(t, "dma_max_tiles");
+	pl->dtiles = dt && !dt->str && dt->n == 1 && dt->values[0] >= 1 ? (int64_t)dt->values[0] : 1;
 	/* (k is chunked along its innermost sub-dimension: a chunk is all of
 	 * the outer ones times a range of it) */
 	int64_t Mt = (g->m_ext + n - 1) / n, Jt = 1, Kin = 1, Kout = g->dk[g->nk - 1].count, Jin = g->dj[g->nj - 1].count;
@@ -309,8 +326,12 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			/* (dense pixels: 10 a k tile and 7 a segment, and 14 a
 			 * segment once a j for what its DMAs need at every k) */
 			int64_t dsegs = g->cv.dense ? tile_dense_segs(g, n) : 0;
+			/* (dense pixels, a segment's channel tiles in one DMA: 3 a k
+			 * tile, 7 a segment a kernel position) */
+			bool dmt = tile_dense_multi(g, n, pl->dtiles, kc);
 			double bload = g->cv.packk  ? (double)(g->cv.KW * g->cv.KH) * (g->cv.clip ? 10.0 : 4.0) * op +
 							      (double)g->cv.KW * (g->cv.clip ? 10.0 : 0.0) * op
+				       : dmt ? ((double)Kc * 3.0 + (double)Kin * 7.0 * (double)dsegs + 14.0 * (double)dsegs) * op
 				       : g->cv.dense ? ((double)Kc * (10.0 + 7.0 * (double)dsegs) + 14.0 * (double)dsegs) * op
 						     : (double)Kc * (g->cv.on ? 24.0 : 10.0) * op;
 			/* (one j and one chunk: the B row loads once, not per panel) */
@@ -318,7 +339,15 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			double bfirst = fmax((double)Kc * btdma, bload) / (Jt == 1 && chunks == 1 ? (double)panels : 1.0);
 			/* (a panel tile: about 12 instructions a k, shared by the
 			 * panel's bm row tiles, and 5 a tile, as npusim runs them) */
-			double atile = fmax(tdma, (12.0 / (double)bm + 5.0) * op);
+			/* (A stored tile by tile and one chunk: a row tile's whole k
+			 * row one DMA, about 12 instructions.  Priced so for dense
+			 * pixels only, where npusim bears it out (CB4a_2, CB5a_2);
+			 * elsewhere the loads are as cheap, but the estimates of the
+			 * gathered layouts they would tip (a few channels, row by
+			 * row, against k packed: tests/backend/conv_packed_k.ir) are
+			 * too low already) */
+			bool arow1 = g->atiles && g->cv.dense && chunks == 1 && Kc <= pl->dtiles;
+			double atile = fmax(tdma, arow1 ? 12.0 * op / (double)Kc : (12.0 / (double)bm + 5.0) * op);
 			double load = (double)(bm * Kc) * atile + bfirst,
 			       compute = (double)(Jt * Kc * bm * n);
 			/* (output stationary: each accumulator switch drains the
@@ -362,7 +391,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			 * small wait of the array on a k's loads also exposes the
 			 * next weight preload), a single k chunk or the partial sums
 			 * in the scratchpad, and not k packed */
-			int64_t kcmds = (pl->os ? 1 : bm) + (g->cv.dense ? 1 + dsegs : 1);
+			int64_t kcmds = (pl->os ? 1 : bm) + (dmt ? 1 : g->cv.dense ? 1 + dsegs : 1);
 			double ahead = (double)(queue / kcmds) * (double)((pl->os ? 1 : bm) * n);
 			bool kfok = !g->cv.packk && (chunks == 1 || ps) && ahead >= pl->lat + btdma;
 			/* (and at each j after the first, the array waits for the
@@ -732,14 +761,19 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 typedef struct {
 	int64_t segs;
 	int *len, *skip, *rows, *off;
+	/* the channel tiles one segment's DMA fills: every one of the k
+	 * chunk's (tile_dense_multi), else 1 */
+	int64_t ct;
+	int64_t k0;            /* the chunk's first channel tile */
 } TileDenseJ;
 
-static TileDenseJ tile_dense_prep(CG *c, const TileGemm *g, const TilePlan *pl, const int *jv, int jcols, int oh, int fc)
+static TileDenseJ tile_dense_prep(CG *c, const TileGemm *g, const TilePlan *pl, const int *jv, int jcols, int oh, int fc,
+				  int64_t k0, int64_t k1)
 {
 	const TileConv *q = &g->cv;
 	int n = pl->n;
 	int64_t rowb = q->W * 4, plane = q->H * rowb;
-	TileDenseJ d = {tile_dense_segs(g, n), NULL, NULL, NULL, NULL};
+	TileDenseJ d = {tile_dense_segs(g, n), NULL, NULL, NULL, NULL, tile_dense_multi(g, n, pl->dtiles, k1 - k0) ? k1 - k0 : 1, k0};
 	d.len = xcalloc((size_t)d.segs, sizeof *d.len);
 	d.skip = xcalloc((size_t)d.segs, sizeof *d.skip);
 	d.rows = xcalloc((size_t)d.segs, sizeof *d.rows);
@@ -751,7 +785,7 @@ static TileDenseJ tile_dense_prep(CG *c, const TileGemm *g, const TilePlan *pl, 
 		int av = tile_keep(c, s ? TOP(SEL_SUB_I, TI(s * q->WO), R(fc)) : TI(0));
 		BursNode *b = TOP(SEL_MIN_I, R(jcols), TOP(SEL_SUB_I, TI((s + 1) * q->WO), R(fc)));
 		int len = tile_keep(c, TOP(SEL_SUB_I, b, R(av)));
-		d.rows[s] = tile_keep(c, tmul(c, TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(len), TI(0)), TI(1)), n));
+		d.rows[s] = tile_keep(c, tmul(c, TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(len), TI(0)), TI(1)), n * d.ct));
 		d.len[s] = tile_keep(c, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(len), TI(1)), TI(2)));
 		d.skip[s] = tile_keep(c, TOP(SEL_SHL_I, TOP(SEL_MIN_I, R(av), TI(n - 1)), TI(2)));
 		/* its first pixel: column fc (the first row) or 0, of row oh + s */
@@ -785,8 +819,15 @@ static void tile_conv_dense(CG *c, const TileGemm *g, const TilePlan *pl, const 
 	const TileConv *q = &g->cv;
 	int n = pl->n;
 	int64_t rowb = q->W * 4, plane = q->H * rowb;
+	/* (every channel tile of the chunk at its first: one DMA a segment,
+	 * its rows going on into the next tiles; no rows past the channels,
+	 * so nothing to zero) */
+	int later = d->ct > 1 ? sel_new_label(f) : -1;
+	if (later >= 0)
+		sel_branch(f, TOP(SEL_BRLT_I, TI(d->k0), R(kv[2])), later);
 	int sp = tile_keep(c, TOP(SEL_ADD_I, R(buf), R(kofs)));
-	sel_effect(f, sel_op(f, SEL_DMA_IN, R(sp), R(g->base[1]), TI(0)));
+	if (later < 0)
+		sel_effect(f, sel_op(f, SEL_DMA_IN, R(sp), R(g->base[1]), TI(0)));
 	/* (every channel tile whole: a segment's rows as computed a j) */
 	int ccols = g->k_ext % n == 0 ? -1 : tile_keep(c, tile_extent(c, kv[2], g->k_ext, n));
 	/* the k tile's part of the address */
@@ -799,6 +840,8 @@ static void tile_conv_dense(CG *c, const TileGemm *g, const TilePlan *pl, const 
 		BursNode *rows = ccols < 0 ? R(d->rows[s]) : TOP(SEL_MIN_I, R(ccols), R(d->rows[s]));
 		sel_effect(f, sel_op(f, SEL_DMA_IN_KEEP, R(sp), TOP(SEL_ADD_I, R(kb), R(d->off[s])), rows));
 	}
+	if (later >= 0)
+		sel_label(f, later);
 }
 
 /* Where a computed tile goes (vregs): its Y address and columns, and for
@@ -863,6 +906,15 @@ static void tile_load_panel(CG *c, const TileGemm *g, const TilePlan *pl, int64_
 {
 	MFunc *f = c->f;
 	int n = pl->n;
+	if (g->atiles && k0 == 0 && k1 == g->dk[g->nk - 1].count && Kc <= pl->dtiles) {
+		/* A stored tile by tile (tile_major_a): a row tile's k row is
+		 * Kc tiles in a row, n-float rows, one DMA */
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(n * 4), TI(n * 4), TI(0)));
+		for (int ii = 0; ii < bm; ii++)
+			sel_effect(f, sel_op(f, SEL_DMA_IN, TI(panel + ii * Kc * pl->tb),
+					     TOP(SEL_ADD_I, R(g->base[0]), TI((p0 + ii) * g->di.off[0])), TI(Kc * n)));
+		return;
+	}
 	int kcnt = tile_keep(c, TI(0));
 	int kv[4];
 	/* (every k tile whole: one dmacfg before the loop) */
@@ -945,6 +997,11 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					  : ", each j's mmas as its row loads (k-fused)")
 			       : "",
 			pl->est);
+		if (tile_dense_multi(g, n, pl->dtiles, pl->kc)) {
+			cg_indent(c);
+			fprintf(c->p->loops, "dense pixels: one DMA a row segment for the %lld channel tiles of a kernel position\n",
+				(long long)pl->kc);
+		}
 	}
 	/* (two sets of accumulators: the body of an even j of the innermost j
 	 * dimension uses the first, an odd j the second, so that the array
@@ -1131,7 +1188,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					} else if (g->cv.dense) {
 						/* dense pixels: each k tile zeroed, then one DMA per
 						 * output-row segment of the j tile's pixels */
-						TileDenseJ dj = tile_dense_prep(c, g, pl, jv, jcols, soh, sfc);
+						TileDenseJ dj = tile_dense_prep(c, g, pl, jv, jcols, soh, sfc, k0, k1);
 						tile_k_loops(c, g, kv, 0, k0, k1);
 						if (ak)
 							tile_panel_k(c, g, pl, p0, bm, kv, kcnt, Kc, panel);
@@ -1717,6 +1774,49 @@ static void tile_phase_copy(CG *c, int n, int64_t rows, int64_t W, int64_t sw, i
 	}
 }
 
+/* A (row-major, rows ld[0] bytes apart, its k dimensions' offsets in
+ * g->dk[].off[0]) stored tile by tile: row tile i's k tiles in the order of
+ * g's k loops, n rows of n floats each, zero past the edges.  g's A offsets
+ * become the new layout's (its k dimensions' tiles in a row, rows n floats),
+ * so that every load of A (a tile, or a row tile's k row as one DMA:
+ * tile_load_panel) reads it. */
+static Tensor *tile_major_a(TileGemm *g, const float *a, int n)
+{
+	int64_t Mt = g->di.count, Kt = 1;
+	for (int d = 0; d < g->nk; d++)
+		Kt *= g->dk[d].count;
+	Shape s = {2, {Mt * Kt * n, n}};
+	Tensor *t = tensor_new(DT_F32, &s);
+	float *o = t->data;
+	int64_t cnt[4], idx[4];
+	for (int64_t i = 0; i < Mt; i++)
+		for (int64_t kt = 0; kt < Kt; kt++) {
+			/* the k tile's indices, innermost last, and its first column */
+			int64_t r = kt, col = 0;
+			for (int d = g->nk - 1; d >= 0; d--) {
+				cnt[d] = g->dk[d].count;
+				idx[d] = r % cnt[d];
+				r /= cnt[d];
+				col += idx[d] * g->dk[d].off[0] / 4;
+			}
+			int64_t inner = idx[g->nk - 1] * n;
+			float *tile = o + (i * Kt + kt) * n * n;
+			for (int64_t rr = 0; rr < n; rr++)
+				for (int64_t j = 0; j < n; j++) {
+					bool in = i * n + rr < g->m_ext && inner + j < g->k_ext;
+					tile[rr * n + j] = in ? a[(i * n + rr) * (g->ld[0] / 4) + col + j] : 0.0f;
+				}
+		}
+	int64_t tb = (int64_t)n * n * 4, inner = tb;
+	for (int d = g->nk - 1; d >= 0; d--) {
+		g->dk[d].off[0] = inner;
+		inner *= g->dk[d].count;
+	}
+	g->di.off[0] = Kt * tb;
+	g->ld[0] = (int64_t)n * 4;
+	return t;
+}
+
 bool cg_tile_conv(CG *c, const Node *n)
 {
 	MFunc *f = c->f;
@@ -1735,6 +1835,9 @@ bool cg_tile_conv(CG *c, const Node *n)
 		return false;
 	TileGemm g;
 	conv_rows_gemm(&w, N, C, M, nn, &g);
+	/* (the weights may be stored tile by tile: tile_major_a) */
+	const ParamInfo *dmt = target_param(c->t, "dma_max_tiles");
+	g.atiles = dmt && !dmt->str && dmt->n == 1 && dmt->values[0] > 1;
 	/* a constant bias starts the accumulators (its tiles made now; the
 	 * plan reserves their room: the vreg is set below) */
 	const Tensor *btd = b ? cg_const_data(c, b->id) : NULL;
@@ -1963,6 +2066,23 @@ bool cg_tile_conv(CG *c, const Node *n)
 		if (c->p->loops) {
 			cg_indent(c);
 			fprintf(c->p->loops, "fused into this kernel: relu %s\n", rl->out[0]->name);
+		}
+	}
+	TileGemm *ga = flat ? &g2 : &g;
+	if (ga->atiles) {
+		/* stored tile by tile where a panel's row tile then loads as one
+		 * DMA (its k row whole, and no more tiles than a DMA moves) */
+		const TilePlan *pa = flat ? &pl2 : &pl;
+		ga->atiles = pa->kc == ga->dk[ga->nk - 1].count && pa->kc * (ga->nk > 1 ? ga->dk[0].count : 1) *
+									(ga->nk > 2 ? ga->dk[1].count : 1) <= pa->dtiles;
+	}
+	if (ga->atiles) {
+		Tensor *tm = tile_major_a(ga, rt->data, nn);
+		tensor_free(rt);
+		rt = tm;
+		if (c->p->loops) {
+			cg_indent(c);
+			fprintf(c->p->loops, "weights stored tile by tile: a panel's row tile of the whole k row in one DMA\n");
 		}
 	}
 	const char *wsym = cg_const_relayout(c, wv->id, rt);

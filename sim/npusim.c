@@ -161,6 +161,7 @@ struct NpuSim {
 	const char *dataflow;
 	double clock_ghz;            /* for "seconds" only (default 1) */
 	int64_t sp_bytes, banks, acc_bytes, dma_bw, dma_lat, lanes, queue;
+	int64_t dma_tiles;           /* the tiles one mvin / mvout may span (dma_max_tiles; 1) */
 	bool trace;                  /* NPUSIM_TRACE: each engine command's times on stderr */
 	int rc_index[NRC];           /* t->regclasses index of each ISA class, or -1 */
 	int nregs[NRC];
@@ -363,6 +364,9 @@ NpuSim *npusim_new(const Target *t, Diag *d)
 	ok = param_int(t, "dma_latency_cycles", 0, (int64_t)1 << 30, &s->dma_lat, d) && ok;
 	ok = param_int(t, "vector_lanes", 1, 64, &s->lanes, d) && ok;
 	ok = param_int(t, "command_queue", 1, 1 << 20, &s->queue, d) && ok;
+	s->dma_tiles = 1;
+	if (target_param(t, "dma_max_tiles"))
+		ok = param_int(t, "dma_max_tiles", 1, 1 << 20, &s->dma_tiles, d) && ok;
 	s->obufs = 1;
 	if (target_param(t, "os_output_buffers"))
 		ok = param_int(t, "os_output_buffers", 1, 2, &s->obufs, d) && ok;
@@ -1299,6 +1303,32 @@ static void os_drain(Run *r, int slot)
 	done(r, r->array_free);
 }
 
+/* The base row of a DMA of `rows` rows at scratchpad address addr: rows
+ * past a tile continue into the tiles after it (up to dma_max_tiles of
+ * them), every one inside the scratchpad; -1 after the error.  *span: the
+ * rows of the whole tiles it covers. */
+static int64_t dma_rows(Run *r, uint64_t addr, int64_t rows, bool into, int64_t *span)
+{
+	NpuSim *s = r->s;
+	int n = s->n;
+	if (rows < 0 || rows > (int64_t)n * s->dma_tiles) {
+		rt_error(r, "%s of %" PRId64 " rows: need 0..%" PRId64 " (%" PRId64 " tile%s of %d rows: dma_max_tiles)",
+			 into ? "mvin" : "mvout", rows, (int64_t)n * s->dma_tiles, s->dma_tiles, s->dma_tiles == 1 ? "" : "s", n);
+		return -1;
+	}
+	int64_t row = sp_tile(r, addr);
+	if (row < 0)
+		return -1;
+	int64_t tiles = rows > n ? (rows + n - 1) / n : 1;
+	if (row + tiles * n > s->sp_bytes / ((int64_t)n * 4)) {
+		rt_error(r, "%s of %" PRId64 " rows at scratchpad address 0x%" PRIx64 " runs past the scratchpad (%" PRId64 " bytes)",
+			 into ? "mvin" : "mvout", rows, addr, s->sp_bytes);
+		return -1;
+	}
+	*span = tiles * n;
+	return row;
+}
+
 /* The engine side of a command issued at `issue`; returns its start. */
 static int64_t engine(Run *r, int op, int64_t issue)
 {
@@ -1310,12 +1340,8 @@ static int64_t engine(Run *r, int op, int64_t issue)
 	switch (op) {
 	case I_MVIN:
 	case I_MVOUT: {
-		int64_t rows = r->a[in->o[2].reg];
-		if (rows < 0 || rows > n) {
-			rt_error(r, "%s of %" PRId64 " rows: need 0..%d", op == I_MVIN ? "mvin" : "mvout", rows, n);
-			return issue;
-		}
-		int64_t row = sp_tile(r, eaddr(r, &in->o[op == I_MVIN ? 0 : 1]));
+		int64_t rows = r->a[in->o[2].reg], span = n;
+		int64_t row = dma_rows(r, eaddr(r, &in->o[op == I_MVIN ? 0 : 1]), rows, op == I_MVIN, &span);
 		if (row < 0)
 			return issue;
 		/* (the bytes the rows span: a strided row moves its gaps too) */
@@ -1332,10 +1358,10 @@ static int64_t engine(Run *r, int op, int64_t issue)
 			st->dram_rd += (double)bytes;
 			st->sp_wr += (double)(rows * r->row_bytes);
 		} else if (op == I_MVIN) {
-			land = max64(land, rows_max(r->row_read, row, n)); /* WAR: readers first */
-			rows_set(r->row_ready, row, n, land);
+			land = max64(land, rows_max(r->row_read, row, (int)span)); /* WAR: readers first */
+			rows_set(r->row_ready, row, (int)span, land);
 			st->dram_rd += (double)bytes;
-			st->sp_wr += tile;
+			st->sp_wr += tile * (double)(span / n);
 		} else {
 			rows_max_set(r->row_read, row, (int)rows, start + xfer);
 			st->dram_wr += (double)bytes;
@@ -1681,18 +1707,14 @@ static int execute(Run *r, int pc)
 	}
 	case I_MVIN: case I_MVOUT: {
 		bool into = isa[in->entry].op == I_MVIN;
-		int64_t rows = A[o[2].reg];
-		if (rows < 0 || rows > n) {
-			rt_error(r, "%s of %" PRId64 " rows: need 0..%d", into ? "mvin" : "mvout", rows, n);
-			break;
-		}
-		int64_t row = sp_tile(r, eaddr(r, &o[into ? 0 : 1]));
+		int64_t rows = A[o[2].reg], tspan = n;
+		int64_t row = dma_rows(r, eaddr(r, &o[into ? 0 : 1]), rows, into, &tspan);
 		if (row < 0)
 			break;
 		uint64_t dram = eaddr(r, &o[into ? 1 : 0]);
 		uint8_t *t = s->sp + row * n * 4;
 		bool keep = (isa[in->entry].flags & F_KEEP) != 0;
-		for (int64_t i = 0; i < (into && !keep ? n : rows) && !r->failed; i++) {
+		for (int64_t i = 0; i < (into && !keep ? tspan : rows) && !r->failed; i++) {
 			uint8_t *rowp = t + i * n * 4;
 			if (into && i >= rows) {
 				memset(rowp, 0, (size_t)n * 4);

@@ -401,6 +401,52 @@ Test(npusim, mvin_partial_and_zero_fill)
 	npusim_free(s);
 }
 
+Test(npusim, mvin_spans_tiles)
+{
+	/* 40 rows of 64 bytes (the .md's dma_max_tiles lets one mvin fill
+	 * several tiles): rows 0-15 into the tile at 0, 16-31 into the next,
+	 * 32-39 into the third, whose rows 40-47 are zeroed; the tile after
+	 * it untouched; mvout of 40 rows back out the same way; then the DMA
+	 * time is that of 40 rows (latency 100, 16 bytes a cycle) */
+	const char *text = "gdcc_entry:\n"
+			   "\tld a1, [a0+0]\n\tld a2, [a0+8]\n\tli a6, #3072\n\tli a3, #16\n\tmvin [a6], [a1], a3\n"
+			   "\tli a6, #0\n\tli a3, #40\n\tmvin [a6], [a1], a3\n"
+			   "\tli a3, #48\n\tmvout [a2], [a6], a3\n\tli a3, #16\n\tli a6, #3072\n\taddi a2, a2, #3072\n"
+			   "\tmvout [a2], [a6], a3\n\tfence\n\tli a0, #0\n\tret\n";
+	static float in[40 * 16], out[64 * 16];
+	for (int i = 0; i < 40 * 16; i++)
+		in[i] = (float)(i + 1);
+	for (int i = 0; i < 64 * 16; i++)
+		out[i] = -1.0f;
+	void *bufs[] = {in, out};
+	size_t sizes[] = {sizeof in, sizeof out};
+	NpuSim *s = load_on(npu(), text);
+	run_ok(s, 2, bufs, sizes);
+	for (int i = 0; i < 48 * 16; i++)
+		cr_assert_float_eq(out[i], i < 40 * 16 ? in[i] : 0.0f, 0, "out[%d] = %g", i, out[i]);
+	/* (the fourth tile: the first mvin's 16 rows, not the second's zeros) */
+	for (int i = 48 * 16; i < 64 * 16; i++)
+		cr_assert_float_eq(out[i], in[i - 48 * 16], 0, "out[%d] = %g", i, out[i]);
+	npusim_free(s);
+}
+
+Test(npusim, mvin_span_errors)
+{
+	/* more rows than dma_max_tiles tiles hold, and a span past the
+	 * scratchpad's end (256 KiB: the last tile at 261120) */
+	Target *t = with("dma_max_tiles=2");
+	static float in[48 * 16];
+	void *bufs[] = {in};
+	size_t sizes[] = {sizeof in};
+	NpuSim *s = load_on(t, "gdcc_entry:\n\tld a1, [a0]\n\tli a2, #0\n\tli a3, #33\n\tmvin [a2], [a1], a3\n\tret\n");
+	run_fails(s, 1, bufs, sizes, "mvin of 33 rows: need 0..32 (2 tiles of 16 rows: dma_max_tiles)", 5, 2);
+	npusim_free(s);
+	target_copy_free(t);
+	s = load_on(npu(), "gdcc_entry:\n\tld a1, [a0]\n\tli a2, #261120\n\tli a3, #17\n\tmvin [a2], [a1], a3\n\tret\n");
+	run_fails(s, 1, bufs, sizes, "mvin of 17 rows at scratchpad address 0x3fc00 runs past the scratchpad (262144 bytes)", 5, 2);
+	npusim_free(s);
+}
+
 Test(npusim, dmaes_gathers_and_scatters)
 {
 	/* dmaes 8: a row of 4 elements (16 bytes) gathers every other float;
