@@ -1891,7 +1891,13 @@ bool cg_tile_conv(CG *c, const Node *n)
 	bool dense = false;
 	TileGemm g4 = {0};
 	TilePlan pl4 = {0};
-	if (!clip && !packk && WO < nn && tile_has_keep(c) && (sw == 1 || g.cv.es)) {
+	/* (a map as wide as a tile or wider: where a segment's DMA brings
+	 * several channel tiles (tile_dense_multi), CB2a_2's 54 columns at
+	 * 32 x 32 (flattened rows compute 56); else its DMAs a k tile cost
+	 * more than flattened rows' columns: tests/backend/conv_flat_rows.ir) */
+	const ParamInfo *dmt2 = target_param(c->t, "dma_max_tiles");
+	bool widemt = C % nn == 0 && C / nn > 1 && dmt2 && !dmt2->str && dmt2->n == 1 && dmt2->values[0] >= (double)(C / nn);
+	if (!clip && !packk && (WO < nn || widemt) && tile_has_keep(c) && (sw == 1 || g.cv.es)) {
 		g4 = conv_dense_gemm(&g1, N, M, nn);
 		dense = tile_plan(c, &g4, &pl4) && pl4.est < pl.est;
 		if (c->p->loops) {

@@ -188,14 +188,17 @@ if [ "$(grep -c 'two sets of accumulators (even and odd j)' "$tmp/loops")" = 2 ]
    [ "$(grep -c 'two sets of accumulators (even and odd j)' "$tmp/loops.os")" = 2 ] &&
    [ "$(grep -c 'one set of accumulators' "$tmp/loops.os1")" = 3 ]; then ok; else
 	bad "tile_accsets on npu-systolic: not two products with two sets of accumulators and one with one (all one set under OS with one output register a PE)"; grep tiles "$tmp/loops" "$tmp/loops.os" "$tmp/loops.os1"; fi
-# npu-systolic: dense pixels with four channel tiles: one DMA a row segment
+# npu-systolic: dense pixels with four channel tiles (and a map wider than a
+# tile with two: dense too): one DMA a row segment
 # for all of a kernel position's channel tiles, the weights stored tile by
 # tile (a panel's row tile one DMA), weight- and output-stationary, checked.
 for df in weight_stationary output_stationary; do
 	"$GDCC" "$SRCDIR/tests/backend/conv_dense_tiles.ir" -t npu-systolic --param dataflow=$df --emit=loops >"$tmp/loops" 2>&1
-	if grep -q 'conv on the array: dense pixels, .*: dense pixels$' "$tmp/loops" &&
+	if [ "$(grep -c 'conv on the array: dense pixels, .*: dense pixels$' "$tmp/loops")" = 2 ] &&
 	   grep -q 'weights stored tile by tile: a panel.s row tile of the whole k row in one DMA' "$tmp/loops" &&
 	   grep -q 'dense pixels: one DMA a row segment for the 4 channel tiles of a kernel position' "$tmp/loops" &&
+	   grep -q 'conv on the array: dense pixels, .*: dense pixels$' "$tmp/loops" &&
+	   grep -q 'dense pixels: one DMA a row segment for the 2 channel tiles of a kernel position' "$tmp/loops" &&
 	   "$GDCC" run "$SRCDIR/tests/backend/conv_dense_tiles.ir" -t npu-systolic --param dataflow=$df --check --seed 1 >"$tmp/out" 2>&1; then ok; else
 		bad "conv_dense_tiles on npu-systolic ($df): not dense pixels with a segment's channel tiles in one DMA and the weights tile by tile, or a mismatch"
 		grep -E 'conv on|tiles|dense|weights' "$tmp/loops"; cat "$tmp/out"; fi
