@@ -110,6 +110,12 @@ typedef struct {
 	/* and the first j's k loop loads the panel's A too (weight
 	 * stationary: tile_panel_k) */
 	bool akf;
+	/* output stationary, one j, one chunk, A stored tile by tile: A
+	 * streamed a row tile at a time, each one DMA issued a pass ahead
+	 * (an accumulator's pass reads its own row tile only; the last pass
+	 * of a panel loads the next panel's first) instead of whole panels
+	 * while the array waits */
+	bool astr;
 	int64_t kc;            /* outer k indices per chunk */
 	int64_t dtiles;        /* the tiles one DMA may fill (dma_max_tiles; 1) */
 	double est;            /* estimated cycles */
@@ -224,6 +230,7 @@ static void tile_take(TilePlan *pl, double *best, double est, int bm, int64_t kc
 	pl->dbl = dbl;
 	pl->bres = bres;
 	pl->apre = apre;
+	pl->astr = false;
 }
 
 static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
@@ -256,6 +263,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	pl->kc = 0;
 	pl->bres = false;
 	pl->apre = false;
+	pl->astr = false;
 	pl->psum = false;
 	pl->kf = false;
 	pl->akf = false;
@@ -420,6 +428,17 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 				tile_take(pl, &best, est, bm, kc, dbl, false, false, ps, false, false);
 				if (kfok && ctrl < 0.85 * compute)
 					tile_take(pl, &best, est - (double)(panels * chunks) * (bfirst - kfirst), bm, kc, dbl, false, false, ps, true, akf);
+				/* A streamed a row tile at a time (TilePlan.astr): only
+				 * the first row tile's transfer while the array waits,
+				 * the others' in the stream */
+				if (pl->os && Jt == 1 && chunks == 1 && arow1 && bm > 1) {
+					double sbusy = fmax(compute, fmax(stream + (double)(bm * Kc) * tdma, ctrl));
+					double sest = (double)Kc * atile + (double)panels * (bfirst + sbusy + 3.0 * n) + pl->lat;
+					if (best < 0 || sest < best) {
+						tile_take(pl, &best, sest, bm, kc, dbl, false, false, ps, false, false);
+						pl->astr = true;
+					}
+				}
 			}
 			/* B resident (a matrix B, weight stationary, several
 			 * panels; one set of accumulators): the panel's A and every
@@ -992,7 +1011,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				   "loaded during this one"
 			: pl->bres ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others)"
 				 : "B streamed by double-buffered DMA",
-			pl->dbl ? "two sets of accumulators (even and odd j)" : "one set of accumulators",
+			pl->astr ? "A streamed a row tile at a time, one pass ahead, one set of accumulators"
+			: pl->dbl ? "two sets of accumulators (even and odd j)" : "one set of accumulators",
 			pl->kf ? (pl->akf ? ", each j's mmas as its row loads (k-fused; the panel's A with the first j's row)"
 					  : ", each j's mmas as its row loads (k-fused)")
 			       : "",
@@ -1055,7 +1075,12 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			int kv[4];
 			/* (k-fused: in the first j's k loop instead) */
 			bool akf = pl->akf && (!pl->apre || p0 == 0);
-			if ((!pl->apre || p0 == 0) && !akf)
+			if (pl->astr) {
+				/* (A streamed: the first panel's first row tile; the
+				 * others come a pass ahead, below) */
+				if (p0 == 0)
+					tile_load_panel(c, g, pl, p0, 1, k0, k1, Kc, panel);
+			} else if ((!pl->apre || p0 == 0) && !akf)
 				tile_load_panel(c, g, pl, p0, bm, k0, k1, Kc, panel);
 			/* stream B's k-rows over j, computing on the previous one */
 			/* (one j and one chunk: every panel multiplies the same B row,
@@ -1361,6 +1386,16 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					sel_label(f, skip2);
 				}
 				for (int sub = 0; sub < (pl->os ? bm : 1); sub++) {
+					if (pl->astr) {
+						/* the next pass's row tile, into its place (the
+						 * next panel's first into the first's: its DMA
+						 * waits for this panel's first pass to have
+						 * read it) */
+						if (sub + 1 < bm)
+							tile_load_panel(c, g, pl, p0 + sub + 1, 1, k0, k1, Kc, panel + (sub + 1) * Kc * pl->tb);
+						else if (q0 < Mt)
+							tile_load_panel(c, g, pl, q0, 1, k0, k1, Kc, panel);
+					}
 					int kk = cg_loop_begin(c, 0, Kc * pl->tb, (int)pl->tb);
 					tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
 					cg_loop_end(c);
@@ -1370,8 +1405,13 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			/* (a later chunk reads Y back: its DMA must have landed; B
 			 * resident: the panels of a chunk write apart, a fence after
 			 * the chunk's last one; partial sums in the scratchpad: only
-			 * the last step writes Y) */
-			if (psr.base >= 0 ? step == npanels * chunks - 1 : !pl->bres || p0 + pl->bm >= Mt)
+			 * the last step writes Y.  One chunk: nothing reads Y back,
+			 * and the scratchpad's reuse is interlocked (a DMA into a
+			 * region waits for its readers, a move out for its tiles),
+			 * so only the last step waits for everything: the next
+			 * panel's loads overlap this one's work and move out) */
+			bool last = step == npanels * chunks - 1;
+			if (psr.base >= 0 ? last : chunks == 1 ? last : !pl->bres || p0 + pl->bm >= Mt)
 				sel_effect(f, sel_op(f, SEL_FENCE, NULL, NULL, NULL));
 		}
 	}

@@ -203,6 +203,14 @@ for df in weight_stationary output_stationary; do
 		bad "conv_dense_tiles on npu-systolic ($df): not dense pixels with a segment's channel tiles in one DMA and the weights tile by tile, or a mismatch"
 		grep -E 'conv on|tiles|dense|weights' "$tmp/loops"; cat "$tmp/out"; fi
 done
+# npu-systolic: one j tile under output stationary with a fast DMA: the
+# weights stream in a row tile at a time, a pass ahead; checked.
+"$GDCC" "$SRCDIR/tests/backend/conv_astream.ir" -t npu-systolic --param dataflow=output_stationary --param dma_bytes_per_cycle=1024 \
+	--emit=loops >"$tmp/loops" 2>&1
+if grep -q 'tiles 16x16: panels of 4 row tiles .*, A streamed a row tile at a time, one pass ahead' "$tmp/loops" &&
+   "$GDCC" run "$SRCDIR/tests/backend/conv_astream.ir" -t npu-systolic --param dataflow=output_stationary \
+	--param dma_bytes_per_cycle=1024 --check --seed 1 >"$tmp/out" 2>&1; then ok; else
+	bad "conv_astream on npu-systolic: the weights not streamed a row tile at a time, or a mismatch"; grep -E 'tiles' "$tmp/loops"; cat "$tmp/out"; fi
 # npu-systolic: with fewer input channels than the array's rows, k packed
 # ((kw, kh, channel) rows, one DMA a group) where it beats tiles of C rows.
 "$GDCC" "$SRCDIR/tests/backend/conv_packed_k.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
