@@ -1214,6 +1214,19 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						/* dense pixels: each k tile zeroed, then one DMA per
 						 * output-row segment of the j tile's pixels */
 						TileDenseJ dj = tile_dense_prep(c, g, pl, jv, jcols, soh, sfc, k0, k1);
+						if (!mmas && !ak && dj.ct > 1) {
+							/* (the loads alone, a kernel position's channel
+							 * tiles one DMA a segment: no loop over them) */
+							for (int i = 0; i < g->nk - 1; i++)
+								kv[i] = cg_loop_begin(c, 0, g->dk[i].count, 1);
+							kv[g->nk - 1] = tile_keep(c, TI(k0));
+							tile_conv_dense(c, g, pl, &dj, kv, cur, kcnt);
+							sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(dj.ct * pl->tb)));
+							for (int i = g->nk - 2; i >= 0; i--)
+								cg_loop_end(c);
+							tile_dense_free(&dj);
+							continue;
+						}
 						tile_k_loops(c, g, kv, 0, k0, k1);
 						if (ak)
 							tile_panel_k(c, g, pl, p0, bm, kv, kcnt, Kc, panel);
