@@ -12,7 +12,7 @@
 
 /* The most rows of a register block: fixed vectors (2 * 14 accumulators
  * fill 32 registers), and strips (each row a register group). */
-enum { GEMM_MR_MAX = 16, STRIP_MR_MAX = 8 };
+enum { GEMM_MR_MAX = 16, STRIP_MR_MAX = 8, GEMM_K_UNROLL = 4 };
 
 /* The kernel's buffers and batch loop variables. */
 typedef struct {
@@ -154,7 +154,12 @@ typedef struct {
 	int buf;         /* -1: B read in place */
 	int64_t kp, kb;  /* rows of a panel; the first k it holds */
 	bool batched;    /* B's batch strides apply (a compile-time pack) */
+	/* The panels held start at column base (+ basevar, an N block's loop
+	 * variable, where >= 0): a run-time pack of one N block at a time */
+	int64_t base;
+	int basevar;
 } Pack;
+
 
 /* The columns a register block takes: lo + g w + lv + j lanes, g a scalar
  * loop over the groups of width w, lv a vector (or masked) loop of one
@@ -177,6 +182,20 @@ static LirAffine col_at(Mm *x, const Cols *cl, int j)
 	return a;
 }
 
+/* The panel address of column lo + ... of a group at k: P[(col0 - base) kp
+ * + (k - kb) w + lane] without its k, group, lane and N block terms */
+static LirAffine panel_at(Mm *x, const Pack *pk, const Cols *cl, int j)
+{
+	LirAffine a = lir_affine((cl->lo - pk->base) * pk->kp - pk->kb * cl->w + j * x->c->lanes);
+	if (pk->batched)
+		add_batch(x, &a, x->m->bstr);
+	if (cl->g >= 0)
+		lir_term(x->k, &a, cl->g, cl->w * pk->kp);
+	if (cl->nb >= 0 && cl->nb != pk->basevar)
+		lir_term(x->k, &a, cl->nb, pk->kp);
+	return a;
+}
+
 /* B[k, columns j of cl], in place or from the panels */
 static LirExpr *load_bcol(Mm *x, const Pack *pk, int kv, const Cols *cl, int j)
 {
@@ -184,13 +203,7 @@ static LirExpr *load_bcol(Mm *x, const Pack *pk, int kv, const Cols *cl, int j)
 		LirAffine ni = col_at(x, cl, j);
 		return load_b(x, kv, &ni);
 	}
-	LirAffine a = lir_affine(cl->lo * pk->kp - pk->kb * cl->w + j * x->c->lanes);
-	if (pk->batched)
-		add_batch(x, &a, x->m->bstr);
-	if (cl->g >= 0)
-		lir_term(x->k, &a, cl->g, cl->w * pk->kp);
-	if (cl->nb >= 0)
-		lir_term(x->k, &a, cl->nb, pk->kp);
+	LirAffine a = panel_at(x, pk, cl, j);
 	lir_term(x->k, &a, kv, cl->w);
 	lir_term(x->k, &a, cl->lv, 1);
 	return lir_load(x->k, pk->buf, &a);
@@ -236,6 +249,10 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 			lir_assign(k, acc[i][j], lir_op(k, SEL_FMA_V, lir_ref(k, a), lir_ref(k, b[j]), lir_ref(k, acc[i][j])));
 	}
 	lir_end(k);
+	/* k unrolled 4 times: the loop's counter, compare and pointer bumps
+	 * once per 4 k steps, off the ports the FMAs need */
+	if (k1 - k0 >= 2 * GEMM_K_UNROLL)
+		lir_unroll(k, kv, GEMM_K_UNROLL);
 	lir_strength_reduce(k, kv);
 	if (!first)
 		for (int i = 0; i < mr; i++)
@@ -321,19 +338,17 @@ static void close_cols(Mm *x, const Cols *cl)
 /* B's K block [k0, k1) into the panels of P at run time (pk: kb = k0):
  * vector copies when B is contiguous along n, else a scalar transpose
  * (each column of a group read along k). */
-static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int64_t k0, int64_t k1)
+static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, int64_t k0, int64_t k1)
 {
 	LirKernel *k = x->k;
-	int lanes = x->c->lanes;
 	for (int q = 0; q < ncc; q++) {
-		Cols cl = {-1, -1, cc[q].lo, cc[q].w, cc[q].nr, -1};
+		Cols cl = {-1, -1, cc[q].lo, cc[q].w, cc[q].nr, nb};
 		if (x->b_n == 1) {
 			cl = open_cols(x, &cc[q]);
+			cl.nb = nb;
 			int kv = lir_for(k, k0, k1, 1);
 			for (int j = 0; j < cl.nr; j++) {
-				LirAffine pa = lir_affine(cl.lo * pk->kp - k0 * cl.w + j * lanes);
-				if (cl.g >= 0)
-					lir_term(k, &pa, cl.g, cl.w * pk->kp);
+				LirAffine pa = panel_at(x, pk, &cl, j);
 				lir_term(k, &pa, kv, cl.w);
 				lir_term(k, &pa, cl.lv, 1);
 				LirAffine ni = col_at(x, &cl, j);
@@ -351,13 +366,14 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int64_t k
 			cl.g = lir_for(k, 0, (cc[q].hi - cc[q].lo) / cc[q].w, 1);
 		int kv = lir_for(k, k0, k1, 1);
 		for (int64_t j = 0; j < cl.w; j++) {
-			LirAffine pa = lir_affine(cl.lo * pk->kp - k0 * cl.w + j);
-			if (cl.g >= 0)
-				lir_term(k, &pa, cl.g, cl.w * pk->kp);
+			LirAffine pa = panel_at(x, pk, &cl, 0);
+			pa.off += j;
 			lir_term(k, &pa, kv, cl.w);
 			LirAffine ni = lir_affine(cl.lo + j);
 			if (cl.g >= 0)
 				lir_term(k, &ni, cl.g, cl.w);
+			if (nb >= 0)
+				lir_term(k, &ni, nb, 1);
 			lir_store(k, pk->buf, &pa, load_b(x, kv, &ni));
 		}
 		lir_end(k);
@@ -429,34 +445,61 @@ static void rows_cols(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb
 	}
 }
 
+/* The N blocks of the 2-vector columns (cc[0]): *nblk blocks, the first
+ * *nfull columns in blocks of *nc (a loop over equal blocks), the rest
+ * after; nblk <= 1: none. */
+static void nblocks(const Mm *x, const ColClass *cc, int ncc, int64_t *nblk, int64_t *nc, int64_t *nfull)
+{
+	int64_t n2 = ncc > 0 && cc[0].nr == 2 ? cc[0].hi - cc[0].lo : 0, w = ncc > 0 ? cc[0].w : 1;
+	*nblk = x->nc > 0 ? (n2 + x->nc - 1) / x->nc : 1;
+	*nc = *nblk > 1 ? (n2 / *nblk + w - 1) / w * w : n2;
+	*nfull = *nblk > 1 ? n2 / *nc * *nc : n2;
+}
+
 /* Every row for the K block [k0, k1): the 2-vector columns in N blocks of
  * about x->nc (a loop over equal blocks, the rest after), so that B's K
- * block of an N block stays in L2 while every row block passes. */
-static void kblock(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int mr, int64_t k0, int64_t k1)
+ * block of an N block stays in L2 while every row block passes.  A run-
+ * time pack (pack: B's K block copied into pk's panels here) packs one N
+ * block at a time, just before the rows read it (in L2 then). */
+static void kblock(Mm *x, Pack *pk, bool pack, const ColClass *cc, int ncc, int mr, int64_t k0, int64_t k1)
 {
 	LirKernel *k = x->k;
-	int64_t n2 = ncc > 0 && cc[0].nr == 2 ? cc[0].hi - cc[0].lo : 0, w = ncc > 0 ? cc[0].w : 1;
-	int64_t nblk = x->nc > 0 ? (n2 + x->nc - 1) / x->nc : 1;
+	int64_t nblk, nc, nfull, w = ncc > 0 ? cc[0].w : 1;
+	nblocks(x, cc, ncc, &nblk, &nc, &nfull);
 	if (nblk <= 1) {
+		if (pack)
+			pack_b(x, pk, cc, ncc, -1, k0, k1);
 		rows_cols(x, pk, cc, ncc, -1, 0, x->m->M, mr, k0, k1);
 		return;
 	}
-	int64_t nc = (n2 / nblk + w - 1) / w * w, nfull = n2 / nc * nc;
 	if (k0 == 0)
 		lir_note(k, "N blocks of %lld columns (B's K block of one in half of L2): %lld, then %lld", (long long)nc,
-			 (long long)(nfull / nc), (long long)(n2 - nfull));
+			 (long long)(nfull / nc), (long long)(cc[0].hi - cc[0].lo - nfull));
 	ColClass blk = {cc[0].lo, cc[0].lo + nc, w, 2, false};
 	int nb = lir_for(k, 0, nfull, nc);
+	if (pack) {
+		pk->base = cc[0].lo;
+		pk->basevar = nb;
+		pack_b(x, pk, &blk, 1, nb, k0, k1);
+	}
 	rows_cols(x, pk, &blk, 1, nb, 0, x->m->M, mr, k0, k1);
 	lir_end(k);
 	ColClass rest[3];
 	int nrest = 0;
-	if (nfull < n2)
+	if (nfull < cc[0].hi - cc[0].lo)
 		rest[nrest++] = (ColClass){cc[0].lo + nfull, cc[0].hi, w, 2, false};
 	for (int q = 1; q < ncc; q++)
 		rest[nrest++] = cc[q];
-	if (nrest)
+	if (nrest) {
+		if (pack) {
+			pk->base = rest[0].lo;
+			pk->basevar = -1;
+			pack_b(x, pk, rest, nrest, -1, k0, k1);
+		}
 		rows_cols(x, pk, rest, nrest, -1, 0, x->m->M, mr, k0, k1);
+	}
+	pk->base = 0;
+	pk->basevar = -1;
 }
 
 static int64_t param_or(const Target *t, const char *name, int64_t dflt)
@@ -545,7 +588,7 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 	x->pack_nn = l2 > 0 && m->K * m->N * 4 > l2 / 2 && m->M > mr;
 	ColClass cc[3];
 	int ncc = col_classes(x, vend, nend, cc);
-	Pack pk = {-1, 0, 0, false};
+	Pack pk = {-1, 0, 0, false, 0, -1};
 	const Tensor *bt = x->b1 || x->tr ? NULL : cg_const_data(c, m->B->id);
 	if (bt && bt->type.dtype == DT_F32) {
 		/* every K x N matrix of B in panel order, now */
@@ -567,7 +610,7 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 					dst[q * m->K * m->N + pos] = src[q * m->K * m->N + kk * m->b_k + n * x->b_n];
 				}
 		const char *sym = cg_const_relayout(c, m->B->id, t);
-		pk = (Pack){lir_data_buffer(k, "B (panels)", nmat * m->K * m->N, 4, sym), m->K, 0, true};
+		pk = (Pack){lir_data_buffer(k, "B (panels)", nmat * m->K * m->N, 4, sym), m->K, 0, true, 0, -1};
 		x->Bp = pk.buf;
 		x->Bp_end = nend;
 		lir_note(k, "B packed at compile time: panels of %lld columns x %lld k", (long long)w2, (long long)m->K);
@@ -575,12 +618,18 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 	/* One scratch buffer for the node: B's K block in panels, then A's
 	 * micro-panel. */
 	bool pack_b_now = pk.buf < 0 && (x->b_n != 1 || x->pack_nn);
-	int64_t bsize = pack_b_now ? kc * nend : 0, asize = x->pack_a ? mr * kc : 0;
+	/* (packed an N block at a time: the widest of the blocks and the rest) */
+	int64_t nblk, nc, nfull, pw = nend;
+	nblocks(x, cc, ncc, &nblk, &nc, &nfull);
+	if (nblk > 1)
+		pw = nc > nend - cc[0].lo - nfull ? nc : nend - cc[0].lo - nfull;
+	int64_t bsize = pack_b_now ? kc * pw : 0, asize = x->pack_a ? mr * kc : 0;
 	int scratch = bsize + asize > 0 ? cg_lir_buffer(c, k, cg_scratch(c, bsize + asize)) : -1;
 	if (pack_b_now) {
-		pk = (Pack){scratch, kc, 0, false};
-		lir_note(k, "B packed per K block at run time (%s): panels of %lld columns x %lld k",
-			 x->b_n != 1 ? "transposed" : "larger than half of L2", (long long)w2, (long long)pk.kp);
+		pk = (Pack){scratch, kc, 0, false, 0, -1};
+		lir_note(k, "B packed per K block at run time (%s): panels of %lld columns x %lld k%s",
+			 x->b_n != 1 ? "transposed" : "larger than half of L2", (long long)w2, (long long)pk.kp,
+			 nblk > 1 ? ", an N block at a time" : "");
 	}
 	if (x->pack_a) {
 		x->Ap = scratch;
@@ -590,11 +639,8 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 	}
 	for (int64_t k0 = 0; k0 < m->K; k0 += kc) {
 		int64_t k1 = k0 + kc < m->K ? k0 + kc : m->K;
-		if (pack_b_now) {
-			pk.kb = k0;
-			pack_b(x, &pk, cc, ncc, k0, k1);
-		}
-		kblock(x, &pk, cc, ncc, mr, k0, k1);
+		pk.kb = pack_b_now ? k0 : pk.kb;
+		kblock(x, &pk, pack_b_now, cc, ncc, mr, k0, k1);
 	}
 	x->Ap = -1; /* (the plain loop after reads A in place) */
 }

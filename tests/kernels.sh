@@ -114,7 +114,14 @@ fi
 "$GDCC" "$SRCDIR/tests/backend/gemm_nblocks.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
 y=$(sed -n '/^loops of y:/,/^loops of z/p' "$tmp/loops")
 z=$(sed -n '/^loops of z:/,/^kernel/p' "$tmp/loops")
+# (B packed an N block at a time, into a scratch of one N block's K block
+# (256 x 208) and A's micro-panel (6 x 256), just before the rows read it;
+# the micro-kernel's k loop unrolled 4 times)
 if echo "$y" | grep -q "# A's rows copied at run time into a micro-panel a register block: 6 rows x 256 k" &&
+   echo "$y" | grep -q '# B packed per K block at run time (larger than half of L2): panels of 16 columns x 256 k, an N block at a time' &&
+   echo "$y" | grep -q 'buffers: .*(scratch)\[54784\]' &&
+   echo "$y" | grep -q '(scratch)\[4096\*i[0-9]* + 16\*i[0-9]* + i[0-9]*\]{%t[0-9]* + 0} = b\[600\*i[0-9]* + 16\*i[0-9]* + i0 + i[0-9]*\]' &&
+   [ "$(echo "$y" | grep -c 'for i[0-9]* in \[0, 256) step 4')" -ge 2 ] &&
    echo "$y" | grep -q '# N blocks of 208 columns (B.s K block of one in half of L2): 2, then 176' &&
    echo "$y" | grep -q 'for i[0-9]* in \[0, 416) step 208' &&
    echo "$z" | grep -q 'for i[0-9]* in \[0, 6) masked: 6 lanes' &&
