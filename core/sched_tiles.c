@@ -478,6 +478,28 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			}
 		}
 	}
+	/* A prefetched (output stationary, k-fused, dense pixels, A a row
+	 * tile's k row in one DMA, one chunk, several panels): the plan found,
+	 * with the next panel's A tiles loaded among the first j's B tiles
+	 * into a second panel region, so that no panel but the first waits for
+	 * its A (TilePlan.apre without bres).  Those transfers share the
+	 * first j's DMA and command queue with the B row, whose pass computes
+	 * one row tile: only where a kernel position's A (bm tiles' transfer a
+	 * k tile) is at most a quarter of that pass's array time (n a k
+	 * tile).  A change of the plan found, not a candidate of the search:
+	 * as a candidate its estimate moved plans to fewer row tiles a panel,
+	 * which npusim ran slower (4 row tiles of 36 k tiles: estimated 3 %
+	 * faster, ran 2 % slower); CB4a_2 at 32 x 32 (2 row tiles of 72 k
+	 * tiles) gained what it estimated. */
+	if (best >= 0 && pl->os && pl->kf && !pl->bres && !pl->astr && pl->bm >= 1) {
+		int64_t Kc = pl->kc * Kin, chunks = (Kout + pl->kc - 1) / pl->kc, panels = (Mt + pl->bm - 1) / pl->bm;
+		int64_t need = 2 * pl->bm * Kc + 2 * Kc + 2 * pl->bm + (g->bias >= 0 ? 2 * pl->bm : 0) + 1;
+		bool arow1 = g->atiles && g->cv.dense && chunks == 1 && Kc <= pl->dtiles;
+		if (arow1 && panels > 1 && need <= pl->spt && (double)pl->bm * tdma <= 0.25 * (double)n) {
+			pl->apre = true;
+			best -= (double)(panels - 1) * (double)(pl->bm * Kc) * fmax(tdma, 12.0 * op / (double)Kc);
+		}
+	}
 	pl->est = best;
 	return best >= 0;
 }
@@ -1007,8 +1029,10 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			pl->psum && chunks > 1 ? (pl->bres ? " (the partial sums of every panel kept in the scratchpad)"
 							   : " (the panel's partial sums kept in the scratchpad)")
 					       : "",
-			pl->apre ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others), the next panel of A "
-				   "loaded during this one"
+			pl->apre && pl->bres
+			    ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others), the next panel of A "
+			      "loaded during this one"
+			: pl->apre ? "B streamed by double-buffered DMA, the next panel of A loaded during this one's first j"
 			: pl->bres ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others)"
 				 : "B streamed by double-buffered DMA",
 			pl->astr ? "A streamed a row tile at a time, one pass ahead, one set of accumulators"
@@ -1056,7 +1080,10 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			 * resident, or one j and one chunk) is where it put it) */
 			int64_t s0 = (pl->rb + (pl->apre ? 2 * preg : pl->bm * Kc * pl->tb) + pl->tb - 1) / pl->tb * pl->tb;
 			/* (the chunk's next panel, prefetched during this one) */
-			bool pre = pl->apre && p0 + pl->bm < Mt;
+			/* (B resident: row tile jn - 1 at each k of the bodies jn =
+			 * 1 .. qbm; output stationary over dense pixels: every row
+			 * tile at each k of the first j's body, preo) */
+			bool pre = pl->apre && pl->bres && p0 + pl->bm < Mt, preo = pl->apre && !pl->bres && p0 + pl->bm < Mt;
 			int64_t q0 = p0 + pl->bm, qreg = pl->rb + ((step + 1) % 2) * preg;
 			int qbm = (int)(Mt - q0 < pl->bm ? Mt - q0 : pl->bm);
 			int64_t sb = (Kc + (g->cv.packk ? 1 : 0)) * pl->tb; /* a stream buffer (and its spare tile) */
@@ -1233,6 +1260,26 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						tile_conv_dense(c, g, pl, &dj, kv, cur, kcnt);
 						if (mmas)
 							tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, mbuf, kcnt, acc);
+						if (preo && pass == 1) {
+							/* the next panel's A tiles of this kernel
+							 * position, at its first channel tile, one
+							 * DMA a row tile (A stored tile by tile: a
+							 * row tile's k tile kcnt bytes into its
+							 * row), after the position's B loads: no
+							 * transfer long enough to hold the array's
+							 * next loads up, few commands in the queue */
+							int later = dj.ct > 1 ? sel_new_label(f) : -1;
+							if (later >= 0)
+								sel_branch(f, TOP(SEL_BRLT_I, TI(dj.k0), R(kv[g->nk - 1])), later);
+							sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(n * 4), TI(n * 4), TI(0)));
+							for (int ii = 0; ii < qbm; ii++)
+								sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, TI(qreg + ii * Kc * pl->tb), R(kcnt)),
+										     TOP(SEL_ADD_I, R(g->base[0]),
+											 TOP(SEL_ADD_I, TI((q0 + ii) * g->di.off[0]), R(kcnt))),
+										     TI(n * dj.ct)));
+							if (later >= 0)
+								sel_label(f, later);
+						}
 						sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
 						for (int i = g->nk - 1; i >= 0; i--)
 							cg_loop_end(c);

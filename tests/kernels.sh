@@ -218,6 +218,17 @@ if grep -q 'tiles 16x16: panels of 4 row tiles .*, A streamed a row tile at a ti
    "$GDCC" run "$SRCDIR/tests/backend/conv_astream.ir" -t npu-systolic --param dataflow=output_stationary \
 	--param dma_bytes_per_cycle=1024 --check --seed 1 >"$tmp/out" 2>&1; then ok; else
 	bad "conv_astream on npu-systolic: the weights not streamed a row tile at a time, or a mismatch"; grep -E 'tiles' "$tmp/loops"; cat "$tmp/out"; fi
+# npu-systolic at 32 x 32, output stationary with a fast DMA, several
+# panels of 2 row tiles, k-fused: the next panel's weights come during the
+# first j of this one (so no panel but the first waits for its weights);
+# checked.
+P32="--param array_rows=32 --param array_cols=32 --param scratchpad_bytes=4194304 --param dataflow=output_stationary --param dma_bytes_per_cycle=1024"
+# shellcheck disable=SC2086
+"$GDCC" "$SRCDIR/tests/backend/conv_apre.ir" -t npu-systolic $P32 --emit=loops >"$tmp/loops" 2>&1
+# shellcheck disable=SC2086
+if grep -q "tiles 32x32: panels of 2 row tiles x 54 k tiles .*, B streamed by double-buffered DMA, the next panel of A loaded during this one's first j, two sets of accumulators (even and odd j), each j's mmas as its row loads (k-fused)" "$tmp/loops" &&
+   "$GDCC" run "$SRCDIR/tests/backend/conv_apre.ir" -t npu-systolic $P32 --check --seed 1 >"$tmp/out" 2>&1; then ok; else
+	bad "conv_apre on npu-systolic: the next panel's weights not loaded during this one, or a mismatch"; grep -E 'tiles' "$tmp/loops"; cat "$tmp/out"; fi
 # npu-systolic: with fewer input channels than the array's rows, k packed
 # ((kw, kh, channel) rows, one DMA a group) where it beats tiles of C rows.
 "$GDCC" "$SRCDIR/tests/backend/conv_packed_k.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
