@@ -35,6 +35,12 @@ typedef struct {
 	 * layer's 3); clip: some group reads the padding */
 	bool packk, clip;
 	int64_t KH, KW;
+	/* packed k in (kh, c, kw) order instead (the weights [M, KH, C, KW]):
+	 * a (kh, c) group's KW rows are one input row's windows dw columns
+	 * apart, one DMA (row stride dw columns); KH C DMAs a j instead of KH
+	 * KW (Conv1: 21 instead of 49).  Where no group reads the padding
+	 * and the columns are read in place (stride 1, or gathered) */
+	bool kwrows;
 	bool es;               /* a column stride read in place: rows gathered every sw columns (dma.estride) */
 	/* dense pixels (no padding): j = (image, tile of n of the HO x WO
 	 * output pixels in order), a B tile's columns several output rows'
@@ -337,8 +343,9 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			/* (dense pixels, a segment's channel tiles in one DMA: 3 a k
 			 * tile, 7 a segment a kernel position) */
 			bool dmt = tile_dense_multi(g, n, pl->dtiles, kc);
-			double bload = g->cv.packk  ? (double)(g->cv.KW * g->cv.KH) * (g->cv.clip ? 10.0 : 4.0) * op +
-							      (double)g->cv.KW * (g->cv.clip ? 10.0 : 0.0) * op
+			double bload = g->cv.packk && g->cv.kwrows ? (double)(g->cv.KH * g->cv.C) * 4.0 * op
+				       : g->cv.packk ? (double)(g->cv.KW * g->cv.KH) * (g->cv.clip ? 10.0 : 4.0) * op +
+							       (double)g->cv.KW * (g->cv.clip ? 10.0 : 0.0) * op
 				       : dmt ? ((double)Kc * 3.0 + (double)Kin * 7.0 * (double)dsegs + 14.0 * (double)dsegs) * op
 				       : g->cv.dense ? ((double)Kc * (10.0 + 7.0 * (double)dsegs) + 14.0 * (double)dsegs) * op
 						     : (double)Kc * (g->cv.on ? 24.0 : 10.0) * op;
@@ -742,6 +749,23 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 		sel_branch(f, TOP(SEL_BRLT_I, TI(q->H - 1 - (q->KH - 1) * q->dh), R(ih0)), clipped);
 		sel_branch(f, TOP(SEL_BRLT_I, tmul(c, R(ow0), q->sw), TI(q->pl)), clipped);
 		sel_branch(f, TOP(SEL_BRLT_I, TI(-lastc + q->sw), tmul(c, TOP(SEL_ADD_I, R(ow0), R(jcols)), q->sw)), clipped);
+	}
+	if (q->kwrows) {
+		/* (kh, c, kw) rows: group (kh, c) is KW rows, each the input
+		 * row's window one kernel column (dw input columns) on, at row
+		 * (kh C + c) KW (no padding: every row whole) */
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(q->dw * 4), TI(0)));
+		if (es)
+			sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, es, NULL, NULL));
+		BursNode *cb = q->es ? tmul(c, R(ow0), q->sw) : R(ow0);
+		int base = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(img), tmul(c, R(ih0), rowb)), TOP(SEL_SHL_I, cb, TI(2))));
+		for (int64_t kh = 0; kh < q->KH; kh++)
+			for (int64_t ch = 0; ch < q->C; ch++) {
+				int64_t r = (kh * q->C + ch) * q->KW;
+				BursNode *src = TOP(SEL_ADD_I, R(base), TI(kh * q->dh * rowb + ch * plane));
+				sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, R(buf), TI(r * pl->rb)), src, TI(q->KW)));
+			}
+		return;
 	}
 	if (!q->clip || clipped >= 0) {
 		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(plane), TI(0)));
@@ -1690,7 +1714,7 @@ static TileConv conv_gather(const ConvWindow *w, int64_t C, bool es)
 	int64_t sw = w->stride[1], Wd = (w->in[1] + sw - 1) / sw;
 	bool clip = w->pb[0] || w->pb[1] || w->pe[0] || w->pe[1];
 	return (TileConv){true, C, w->in[0], w->in[1], w->pb[0], w->pb[1], w->stride[0], w->dil[0], w->dil[1], sw, Wd, false, clip,
-			  w->k[0], w->k[1], es, false, w->out[0], w->out[1]};
+			  w->k[0], w->k[1], false, es, false, w->out[0], w->out[1]};
 }
 
 /* Dense pixels from the row-by-row mapping g1 (no padding): j = (image,
@@ -1966,6 +1990,7 @@ bool cg_tile_conv(CG *c, const Node *n)
 	if (C < nn) {
 		g3 = g;
 		g3.cv.packk = true;
+		g3.cv.kwrows = !clip && (sw == 1 || g3.cv.es);
 		g3.k_ext = K2;
 		g3.nk = 1;
 		g3.dk[0] = (TDim){(K2 + nn - 1) / nn, {nn * 4, 0, 0}};
@@ -1973,9 +1998,10 @@ bool cg_tile_conv(CG *c, const Node *n)
 		if (c->p->loops) {
 			cg_indent(c);
 			fprintf(c->p->loops, "conv on the array: %lld k tiles of %lld channels at one kernel position, estimated %.0f cycles; "
-					     "k packed, %lld tiles of (kw, kh, channel) rows, %.0f: %s\n",
-				(long long)(KH * KW * g.dk[2].count), (long long)(C < nn ? C : nn), pl.est,
-				(long long)g3.dk[0].count, pl3.est, packk ? "packed" : "not packed");
+					     "k packed, %lld tiles of %s rows%s, %.0f: %s\n",
+				(long long)(KH * KW * g.dk[2].count), (long long)(C < nn ? C : nn), pl.est, (long long)g3.dk[0].count,
+				g3.cv.kwrows ? "(kh, channel, kw)" : "(kw, kh, channel)",
+				g3.cv.kwrows ? " (a (kh, channel) group's kernel columns one DMA)" : "", pl3.est, packk ? "packed" : "not packed");
 		}
 		if (packk) {
 			g = g3;
@@ -2135,6 +2161,7 @@ bool cg_tile_conv(CG *c, const Node *n)
 		TilePlan ple = {0}, plp = {0};
 		ge.bspan = (double)sw;
 		gp.cv.es = false;
+		gp.cv.kwrows = false; /* (a phase split's columns: not dw apart) */
 		gp.bspan = 1.0;
 		double split = tile_phase_cost(c, nn, N * C * w.in[0], w.in[1], sw);
 		if (tile_plan(c, &ge, &ple) && tile_plan(c, &gp, &plp) && split >= 0) {
@@ -2157,15 +2184,18 @@ bool cg_tile_conv(CG *c, const Node *n)
 	if (rl && rl->op != OP_RELU)
 		rl = NULL;
 	const Value *out = rl ? rl->out[0] : y;
-	/* the weights [M, KH, KW, C] ([M, KW, KH, C] with k packed) */
-	bool kwo = packk && !flat;
+	/* the weights [M, KH, KW, C] ([M, KW, KH, C] with k packed, [M, KH,
+	 * C, KW] in (kh, c, kw) order) */
+	bool kwo = packk && !flat, kwr = kwo && g.cv.kwrows;
 	Shape rs = {4, {M, kwo ? KW : KH, kwo ? KH : KW, C}};
 	Tensor *rt = tensor_new(DT_F32, &rs);
 	for (int64_t m = 0; m < M; m++)
 		for (int64_t ch = 0; ch < C; ch++)
 			for (int64_t i = 0; i < KH; i++)
 				for (int64_t j = 0; j < KW; j++)
-					((float *)rt->data)[(kwo ? (m * KW + j) * KH + i : (m * KH + i) * KW + j) * C + ch] =
+					((float *)rt->data)[kwr   ? ((m * KH + i) * C + ch) * KW + j
+							    : kwo ? ((m * KW + j) * KH + i) * C + ch
+								  : ((m * KH + i) * KW + j) * C + ch] =
 						((const float *)src->data)[((m * C + ch) * KH + i) * KW + j];
 	if (rl) {
 		c->fused[rl->id] = true;

@@ -246,6 +246,19 @@ if grep -q 'dmaes' "$tmp/cpk.s" && ! grep -q 'column phase\|copy of' "$tmp/loops
    [ "$(grep -c 'rows gathered every 2 columns, .*: gathered$' "$tmp/loops2")" = 3 ]; then ok; else
 	bad "conv_packed_k on npu-systolic: stride-2 rows not split by phase by DMA (16 B a cycle) or not gathered (1024)"
 	grep -E 'gathered|phase' "$tmp/loops" "$tmp/loops2"; fi
+# npu-systolic: packed k without padding in (kh, channel, kw) order, a
+# (kh, channel) group's kernel columns one DMA (rows dw columns apart): the
+# dilated 3 x 3 and the 7 x 7 always, the stride-2 5 x 5 where it is
+# gathered in place (a fast DMA; split by phase at 16 B a cycle, which
+# keeps the (kw, kh, channel) groups); checked at both DMA speeds.
+"$GDCC" "$SRCDIR/tests/backend/conv_kwrows.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" "$SRCDIR/tests/backend/conv_kwrows.ir" -t npu-systolic --param dma_bytes_per_cycle=1024 --emit=loops >"$tmp/loops2" 2>&1
+kwr="k packed, [0-9]* tiles of (kh, channel, kw) rows (a (kh, channel) group's kernel columns one DMA), [0-9]*: packed"
+if [ "$(grep -c "$kwr" "$tmp/loops")" = 3 ] && grep -q 'rows gathered every 2 columns, .*: split by phase$' "$tmp/loops" &&
+   grep -q 'rows gathered every 2 columns, .*: gathered$' "$tmp/loops2" &&
+   "$GDCC" run "$SRCDIR/tests/backend/conv_kwrows.ir" -t npu-systolic --check --seed 1 >"$tmp/out" 2>&1 &&
+   "$GDCC" run "$SRCDIR/tests/backend/conv_kwrows.ir" -t npu-systolic --param dma_bytes_per_cycle=1024 --check --seed 1 >>"$tmp/out" 2>&1; then ok; else
+	bad "conv_kwrows on npu-systolic: packed k not in (kh, channel, kw) groups, or a mismatch"; grep -E 'conv on' "$tmp/loops" "$tmp/loops2"; cat "$tmp/out"; fi
 # npu-systolic: a convolution's constant bias starts the accumulators and a
 # relu after it goes out with the tiles (tstore.relu): no vector pass.
 "$GDCC" "$SRCDIR/examples/resnet_block.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
