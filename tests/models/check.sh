@@ -14,7 +14,8 @@
 #                  MODELS_DIR/opsetN)
 #   MODELS=torchvision  every classification model of torchvision
 #                  (torchvision.models.list_models), as the opset-14/17
-#                  sweep of issue 17 runs them
+#                  sweep of issue 17 runs them (where it stands, model by
+#                  model: tests/models/torchvision.md)
 # Run by `make models-check`.
 set -u
 GDCC=${GDCC:-./gdcc}
