@@ -516,6 +516,28 @@ bool cg_vectorize(CG *c, LirKernel *k, int var)
 	return lir_vectorize(k, var, t) || (t == LIR_TAIL_MASKED && lir_vectorize(k, var, LIR_TAIL_SCALAR));
 }
 
+/* How many lane masks a kernel may make once before its loops: where
+ * masks have registers of their own (not a vector's, nor one register the
+ * vector class reserves: AVX2, RVV) and a move between them, half of those
+ * registers (they stay live across the whole kernel; x86-avx512: 3 of k1-k7). */
+static int cg_hoist_masks(CG *c)
+{
+	const Target *t = c->t;
+	int mcls = target_class_for(t, SORT_M);
+	if (mcls < 0 || c->scalable)
+		return 0;
+	int root = target_root_class(t, mcls);
+	if (root == target_root_class(t, c->vcls) || (c->fcls >= 0 && root == target_root_class(t, c->fcls)) ||
+	    !t->regclasses[root].move)
+		return 0;
+	const RegClassInfo *mc = &t->regclasses[root];
+	int n = 0;
+	for (int r = 0; r < mc->nregs; r++)
+		n += !mc->reserved[r];
+	int lim = regalloc_max_regs();
+	return (n < lim ? n : lim) / 2;
+}
+
 static BursNode *lw_first_lanes(void *ctx, int64_t k)
 {
 	return cg_first_lanes(ctx, k);
@@ -544,7 +566,7 @@ bool cg_lir_run(CG *c, LirKernel *k, bool print)
 		lir_print(c->p->loops, k);
 	LirLower l = {c->f, c->icls, c->fcls, c->vcls, target_class_for(c->t, SORT_W), target_class_for(c->t, SORT_M), c,
 		      lw_base, lw_const_f32, lw_const_i64, lw_const_w, lw_first_lanes, c->ret >= 0 ? c->err_label : -1,
-		      cg_has_lane0(c)};
+		      cg_has_lane0(c), cg_hoist_masks(c)};
 	if (!lir_lower(k, &l)) {
 		diag_error(c->d, c->node->loc, "internal error: the Loop IR of %s could not be lowered for %s", k->name, c->t->name);
 		c->ok = false;

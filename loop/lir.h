@@ -280,6 +280,7 @@ int lir_hoist(LirKernel *k);
 int lir_strength_reduce(LirKernel *k, int var);
 
 /* ---- lowering (loop/lower.c) ------------------------------------------- */
+enum { LIR_HOIST_MASKS_MAX = 4 };
 typedef struct {
 	MFunc *f;
 	int icls, fcls, vcls, wcls, mcls; /* register classes by sort (wcls, mcls: -1, none) */
@@ -296,6 +297,9 @@ typedef struct {
 	int err_label;    /* LS_INDEX out of range: the function's `return 1` (-1: none) */
 	bool lane0;       /* the target covers lane0.v: a vector of equal lanes becomes a
 	                   * scalar by it (bits kept: an i32 in f32 lanes), else by redmax.v */
+	int hoist_masks;  /* at most this many masked loops' lane masks (the most used
+	                   * lane counts) made once before the loops, not in each
+	                   * iteration: where masks have registers of their own */
 } LirLower;
 
 /* The kernel as selection statements appended to l->f. */

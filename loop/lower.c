@@ -19,7 +19,20 @@ typedef struct {
 	int vvar;         /* the vector variable around, or -1 */
 	int64_t masked;   /* in a masked loop: its lanes, else 0 */
 	bool ok;
+	int nmask;        /* lane masks made before the loops: of mlanes[i] lanes in vreg mreg[i] */
+	int64_t mlanes[LIR_HOIST_MASKS_MAX];
+	int mreg[LIR_HOIST_MASKS_MAX];
 } Low;
+
+/* The mask of the masked loop around: a vreg made before the loops, or
+ * made here. */
+static BursNode *lane_mask(Low *w)
+{
+	for (int i = 0; i < w->nmask; i++)
+		if (w->mlanes[i] == w->masked)
+			return sel_reg(w->f, w->mreg[i]);
+	return w->l->first_lanes(w->l->ctx, w->masked);
+}
 
 typedef struct {
 	BursNode *n;
@@ -140,7 +153,7 @@ static Tree lx(Low *w, const LirExpr *e)
 		if (!moves(w, &e->a))
 			return (Tree){sel_op(f, SEL_LOAD_F, ad, NULL, NULL), SORT_F};
 		if (w->masked)
-			return (Tree){sel_op(f, SEL_LOADM_V, ad, w->l->first_lanes(w->l->ctx, w->masked), NULL), SORT_V};
+			return (Tree){sel_op(f, SEL_LOADM_V, ad, lane_mask(w), NULL), SORT_V};
 		return (Tree){sel_op(f, SEL_LOAD_V, ad, NULL, NULL), SORT_V};
 	}
 	case LX_ADDR:
@@ -192,7 +205,7 @@ static Tree lx(Low *w, const LirExpr *e)
 			 * become the identity */
 			const char *id = w->l->const_f32(w->l->ctx, op == SEL_REDSUM_V ? 0.0 : -INFINITY);
 			BursNode *idv = sel_op(f, SEL_BCAST_V, sel_op(f, SEL_LOAD_F, sel_sym(f, id), NULL, NULL), NULL, NULL);
-			b[0] = sel_op(f, SEL_SELECT_V, w->l->first_lanes(w->l->ctx, w->masked), b[0], idv);
+			b[0] = sel_op(f, SEL_SELECT_V, lane_mask(w), b[0], idv);
 		}
 		return (Tree){sel_op(f, op, b[0], b[1], b[2]), oi->result};
 	}
@@ -232,7 +245,7 @@ static void lstmt(Low *w, const LirStmt *s)
 		else if (!moves(w, &s->a))
 			sel_effect(f, sel_op(f, SEL_STORE_F, ad, as_sort(w, t, SORT_F), NULL));
 		else if (w->masked)
-			sel_effect(f, sel_op(f, SEL_STOREM_V, ad, as_sort(w, t, SORT_V), w->l->first_lanes(w->l->ctx, w->masked)));
+			sel_effect(f, sel_op(f, SEL_STOREM_V, ad, as_sort(w, t, SORT_V), lane_mask(w)));
 		else
 			sel_effect(f, sel_op(f, SEL_STORE_V, ad, as_sort(w, t, SORT_V), NULL));
 		return;
@@ -301,9 +314,50 @@ static void lblock(Low *w, const LirBlock *b)
 		lstmt(w, b->s[i]);
 }
 
+/* The masked loops of b, counted by their lanes into cnt[lanes] */
+static void count_masked(const LirKernel *k, const LirBlock *b, int *cnt, int64_t lanes)
+{
+	for (int i = 0; i < b->n; i++) {
+		const LirStmt *s = b->s[i];
+		if (s->kind != LS_LOOP)
+			continue;
+		const LirVar *x = &k->vars[s->var];
+		if (x->kind == LIR_LOOP_MASKED && x->hi - x->lo > 0 && x->hi - x->lo < lanes)
+			cnt[x->hi - x->lo]++;
+		count_masked(k, &s->body, cnt, lanes);
+	}
+}
+
+/* The lane masks of the most frequent masked loops, once before the
+ * loops (l->hoist_masks of them at most): a masked copy in a loop then
+ * reads a mask register, not the lane indices, a splat and a compare in
+ * each iteration. */
+static void hoist_masks(Low *w)
+{
+	int most = w->l->hoist_masks < LIR_HOIST_MASKS_MAX ? w->l->hoist_masks : LIR_HOIST_MASKS_MAX;
+	if (most <= 0 || w->l->mcls < 0 || w->k->lanes < 2)
+		return;
+	int *cnt = xcalloc((size_t)w->k->lanes, sizeof *cnt);
+	count_masked(w->k, &w->k->body, cnt, w->k->lanes);
+	while (w->nmask < most) {
+		int best = 0;
+		for (int n = 1; n < w->k->lanes; n++)
+			if (cnt[n] > cnt[best])
+				best = n;
+		if (!cnt[best])
+			break;
+		cnt[best] = 0;
+		w->mlanes[w->nmask] = best;
+		w->mreg[w->nmask] = mfunc_vreg(w->f, w->l->mcls);
+		sel_assign(w->f, w->mreg[w->nmask], w->l->first_lanes(w->l->ctx, best));
+		w->nmask++;
+	}
+	free(cnt);
+}
+
 bool lir_lower(const LirKernel *k, const LirLower *l)
 {
-	Low w = {k, l, l->f, NULL, NULL, NULL, NULL, k->outer_vector, 0, true};
+	Low w = {k, l, l->f, NULL, NULL, NULL, NULL, k->outer_vector, 0, true, 0, {0}, {0}};
 	w.tv = xmalloc(((size_t)k->ntemps + 1) * sizeof *w.tv);
 	w.ts = xcalloc((size_t)k->ntemps + 1, sizeof *w.ts);
 	for (int i = 0; i < k->ntemps; i++)
@@ -321,6 +375,7 @@ bool lir_lower(const LirKernel *k, const LirLower *l)
 			w.base[i] = l->base(l->ctx, k->bufs[i].id);
 		}
 	}
+	hoist_masks(&w);
 	lblock(&w, &k->body);
 	free(w.tv);
 	free(w.ts);

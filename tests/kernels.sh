@@ -160,6 +160,14 @@ if grep -q 'masked: 5 lanes    # remainder (masked)' "$tmp/loops" && ! grep -q '
 else
 	bad "masked_tails --emit=loops: remainders not as the targets' costs say"; grep remainder "$tmp/loops" "$tmp/loops.avx2" | head
 fi
+# x86-avx512's lane masks (opmask registers of their own) are made once
+# before the loops: the GEMM's masked copies of a transposed A (14 lanes),
+# its last rows (6) and its N edge (8 lanes, in the k loop) read k1-k3, and
+# no lane-index compare is left inside a loop.
+"$GDCC" -S "$SRCDIR/tests/backend/gemm_ta_masks.ir" -t x86-avx512 -o "$tmp/m.s" 2>"$tmp/err"
+if [ "$(grep -c vcmpltps "$tmp/m.s")" = 3 ] && [ "$(awk '/^\.L/ { exit } /vcmpltps/ { n++ } END { print n + 0 }' "$tmp/m.s")" = 3 ] &&
+   grep -q 'vmovups ([^)]*), %zmm[0-9]*{%k[1-3]}{z}' "$tmp/m.s"; then ok; else
+	bad "gemm_ta_masks on x86-avx512: a lane mask made inside a loop (or not 3 made before)"; grep -n 'vcmpltps\|^\.L' "$tmp/m.s" | head; fi
 # The GEMM's register block rows come from the vector registers (32 zmm:
 # 14, 16 ymm: 6): what each .md's gemm_mr says of its machine.
 for tr in "x86-avx512 masked vector" "x86-avx2 scalar loop"; do
