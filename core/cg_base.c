@@ -402,6 +402,17 @@ static bool cg_has_lane0(CG *c)
 	return c->fcls >= 0 && isel_cost(c->t, &n[1], c->fcls) < BURS_INF;
 }
 
+/* Does the target cover prefetch (a cache hint)? */
+bool cg_has_prefetch(CG *c)
+{
+	BursNode n[2];
+	memset(n, 0, sizeof n);
+	n[0].form = n[1].form = -1;
+	n[0].op = SEL_REG_I;
+	n[1].op = SEL_PREFETCH, n[1].kid[0] = &n[0];
+	return isel_cost(c->t, &n[1], -1) < BURS_INF;
+}
+
 static bool cg_has_maskn(CG *c)
 {
 	int mcls = target_class_for(c->t, SORT_M);
@@ -566,7 +577,7 @@ bool cg_lir_run(CG *c, LirKernel *k, bool print)
 		lir_print(c->p->loops, k);
 	LirLower l = {c->f, c->icls, c->fcls, c->vcls, target_class_for(c->t, SORT_W), target_class_for(c->t, SORT_M), c,
 		      lw_base, lw_const_f32, lw_const_i64, lw_const_w, lw_first_lanes, c->ret >= 0 ? c->err_label : -1,
-		      cg_has_lane0(c), cg_hoist_masks(c)};
+		      cg_has_lane0(c), cg_has_prefetch(c), cg_hoist_masks(c)};
 	if (!lir_lower(k, &l)) {
 		diag_error(c->d, c->node->loc, "internal error: the Loop IR of %s could not be lowered for %s", k->name, c->t->name);
 		c->ok = false;

@@ -29,13 +29,20 @@ typedef struct {
 	int64_t Bp_end;  /* ... its panels end there: [Bp_end, N) is one of N - Bp_end columns */
 	bool masks;      /* the target has lane masks */
 	/* A register block's rows of a K block copied into a scratch micro-
-	 * panel: row r (from the block's first, row0 + var arow) and k at
-	 * Ap[r * ap_m + (k - ap_kb) * ap_k], in A's orientation: row-major A
-	 * row by row (ap_m the K block's length, ap_k 1), column-major A the
+	 * panel: row r (from the block's first, ap_row) and k at Ap[ap_blk +
+	 * r * ap_m + (k - ap_kb) * ap_k], in A's orientation: row-major A row
+	 * by row (ap_m the K block's length, ap_k 1), column-major A the
 	 * block's rows side by side at each k (ap_m 1, ap_k the block's rows),
 	 * so that its broadcasts read one contiguous run; -1: A in place */
-	int Ap, arow;
-	int64_t row0, ap_m, ap_k, ap_kb, ap_off;
+	int Ap;
+	LirAffine ap_row;
+	int64_t ap_m, ap_k, ap_kb, ap_off;
+	/* A column-major (its rows side by side at each k, a row of A a large
+	 * stride from the next): the k loop of a register block's first column
+	 * class prefetches the next block's rows at each k, lines the hardware
+	 * does not see coming (pf_a: the target has a prefetch; pf_now: this
+	 * block) */
+	bool pf_a, pf_now;
 	bool tr;         /* B read through a transpose (from its operand) */
 	int64_t nc;      /* N block (columns), 0: none */
 } Mm;
@@ -63,20 +70,25 @@ static void add_scaled(Mm *x, LirAffine *to, const LirAffine *a, int64_t s)
 }
 
 /* A[.., mi, kv], B[.., kv, ni], Y[.., mi, ni], C[mi, ni] */
-static LirExpr *load_a(Mm *x, const LirAffine *mi, int kv)
+static LirAffine a_index(Mm *x, const LirAffine *mi, int kv)
 {
-	if (x->Ap >= 0) {
-		LirAffine a = lir_affine(x->ap_off - x->row0 * x->ap_m - x->ap_kb * x->ap_k);
-		add_scaled(x, &a, mi, x->ap_m);
-		if (x->arow >= 0)
-			lir_term(x->k, &a, x->arow, -x->ap_m);
-		lir_term(x->k, &a, kv, x->ap_k);
-		return lir_load(x->k, x->Ap, &a);
-	}
 	LirAffine a = lir_affine(0);
 	add_batch(x, &a, x->m->astr);
 	add_scaled(x, &a, mi, x->m->a_m);
 	lir_term(x->k, &a, kv, x->m->a_k);
+	return a;
+}
+
+static LirExpr *load_a(Mm *x, const LirAffine *mi, int kv)
+{
+	if (x->Ap >= 0) {
+		LirAffine a = lir_affine(x->ap_off - x->ap_kb * x->ap_k);
+		add_scaled(x, &a, mi, x->ap_m);
+		add_scaled(x, &a, &x->ap_row, -x->ap_m);
+		lir_term(x->k, &a, kv, x->ap_k);
+		return lir_load(x->k, x->Ap, &a);
+	}
+	LirAffine a = a_index(x, mi, kv);
 	return lir_load(x->k, x->A, &a);
 }
 
@@ -248,6 +260,15 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 		for (int j = 0; j < nr; j++)
 			lir_assign(k, acc[i][j], lir_op(k, SEL_FMA_V, lir_ref(k, a), lir_ref(k, b[j]), lir_ref(k, acc[i][j])));
 	}
+	if (x->pf_now) {
+		/* the next block's last row at this k: the line its rows
+		 * (mr * 4 <= 64 bytes) do not share with this block's, which the
+		 * block after reads (its address may be past A's end: a hint) */
+		LirAffine nx = mi[mr - 1];
+		nx.off += mr;
+		LirAffine pa = a_index(x, &nx, kv);
+		lir_prefetch(k, x->A, &pa);
+	}
 	lir_end(k);
 	/* k unrolled 4 times: the loop's counter, compare and pointer bumps
 	 * once per 4 k steps, off the ports the FMAs need */
@@ -383,26 +404,24 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, i
 	}
 }
 
-/* A register block's rows mvar + [r0, r1) of the K block [k0, k1) into
- * the scratch Ap (a micro-panel), vector copies along A's contiguous axis
- * (the remainder masked where the target has masks). */
-static void pack_a(Mm *x, int mvar, int64_t r0, int64_t r1, int64_t k0, int64_t k1)
+/* A register block's `rows` rows from row `base` (an affine) of the K
+ * block [k0, k1) into the scratch Ap (a micro-panel), vector copies along
+ * A's contiguous axis (the remainder masked where the target has masks). */
+static void pack_a(Mm *x, const LirAffine *base, int64_t rows, int64_t k0, int64_t k1)
 {
 	LirKernel *k = x->k;
 	const MatmulCtx *m = x->m;
 	bool by_rows = m->a_k == 1; /* A row-major: each row along k */
-	x->row0 = r0;
-	x->arow = mvar;
+	x->ap_row = *base;
 	x->ap_kb = k0;
 	x->ap_m = by_rows ? k1 - k0 : 1;
-	x->ap_k = by_rows ? 1 : r1 - r0;
-	int outer = by_rows ? lir_for(k, r0, r1, 1) : lir_for(k, k0, k1, 1);
-	int inner = by_rows ? lir_for(k, k0, k1, 1) : lir_for(k, r0, r1, 1);
+	x->ap_k = by_rows ? 1 : rows;
+	int outer = by_rows ? lir_for(k, 0, rows, 1) : lir_for(k, k0, k1, 1);
+	int inner = by_rows ? lir_for(k, k0, k1, 1) : lir_for(k, 0, rows, 1);
 	int mv = by_rows ? outer : inner, kv = by_rows ? inner : outer;
-	LirAffine mi = at(x, mv, 0);
-	if (mvar >= 0)
-		lir_term(k, &mi, mvar, 1);
-	LirAffine pa = lir_affine(x->ap_off - r0 * x->ap_m - k0 * x->ap_k);
+	LirAffine mi = *base;
+	lir_term(k, &mi, mv, 1);
+	LirAffine pa = lir_affine(x->ap_off - k0 * x->ap_k);
 	lir_term(k, &pa, mv, x->ap_m);
 	lir_term(k, &pa, kv, x->ap_k);
 	int Ap = x->Ap;
@@ -433,11 +452,13 @@ static void rows_cols(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb
 		int mv = part ? -1 : lir_for(k, r0, rm, mr);
 		LirAffine ra = at(x, mv, part ? rm : 0);
 		if (x->Ap >= 0)
-			pack_a(x, mv, part ? rm : 0, (part ? rm : 0) + rows, k0, k1);
+			pack_a(x, &ra, rows, k0, k1);
 		for (int q = 0; q < ncc; q++) {
 			Cols cl = open_cols(x, &cc[q]);
 			cl.nb = nb;
+			x->pf_now = x->pf_a && !part && q == 0;
 			block(x, pk, &ra, rows, &cl, k0, k1);
+			x->pf_now = false;
 			close_cols(x, &cl);
 		}
 		if (!part)
@@ -585,6 +606,7 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 	 * half of L2 and at least two row blocks read each panel (the copy is
 	 * 1 / M of the work). */
 	x->pack_a = nend >= 2 * w2 && a_conflicts(x, mr, kc);
+	x->pf_a = m->a_m == 1 && m->a_k > 1 && m->M > mr && cg_has_prefetch(c);
 	x->pack_nn = l2 > 0 && m->K * m->N * 4 > l2 / 2 && m->M > mr;
 	ColClass cc[3];
 	int ncc = col_classes(x, vend, nend, cc);
@@ -798,8 +820,8 @@ void cg_matmul(CG *c, const Node *n)
 		for (int i = 0; i < batch.rank; i++)
 			mc.bstr[i] = trstr[i];
 	}
-	Mm x = {c, &mc, lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", Y->name, op_info[n->op].name), -1, -1, -1, -1, {0},
-		a1, b1, b_n, false, false, -1, 0, false, -1, -1, 0, 0, 0, 0, 0, false, 0};
+	Mm x = {.c = c, .m = &mc, .k = lir_kernel_newf(c->lanes, c->scalable, "loops of %s: %s", Y->name, op_info[n->op].name),
+		.A = -1, .B = -1, .C = -1, .Y = -1, .a1 = a1, .b1 = b1, .b_n = b_n, .Bp = -1, .Ap = -1};
 	LirKernel *k = x.k;
 	x.A = cg_lir_buffer(c, k, A->id);
 	x.B = cg_lir_buffer(c, k, B->id);

@@ -261,6 +261,14 @@ void lir_store(LirKernel *k, int buf, const LirAffine *a, LirExpr *e)
 	lir_block_add(k, current(k), s);
 }
 
+void lir_prefetch(LirKernel *k, int buf, const LirAffine *a)
+{
+	LirStmt *s = lir_stmt_new(k, LS_PREFETCH);
+	s->buf = buf;
+	s->a = *a;
+	lir_block_add(k, current(k), s);
+}
+
 int lir_data_index(LirKernel *k, LirExpr *e, int64_t n)
 {
 	int v = lir_new_var(k, 0, n, 1, LIR_INDEX_DATA, NULL);
@@ -502,6 +510,7 @@ static LirStmt *copy_stmt(LirKernel *k, const LirStmt *s, Subst *sub)
 		break;
 	}
 	case LS_STORE:
+	case LS_PREFETCH:
 		c->buf = s->buf;
 		c->a = affine_subst(k, &s->a, sub);
 		c->pa = affine_subst(k, &s->pa, sub);
@@ -865,6 +874,23 @@ static void vstmt(Verify *v, const LirStmt *s)
 			     k->bufs[s->buf].name);
 		return;
 	}
+	case LS_PREFETCH:
+		/* (its index may leave the buffer: a prefetch never faults) */
+		if (s->buf < 0 || s->buf >= k->nbufs) {
+			verr(v, "a prefetch of buffer %d, which does not exist", s->buf);
+			return;
+		}
+		for (int i = 0; i < s->a.n; i++)
+			if (!in_scope(v, s->a.t[i].var)) {
+				verr(v, "a prefetch of %s: its index uses variable %d outside its loop", k->bufs[s->buf].name,
+				     s->a.t[i].var);
+				return;
+			}
+		if (v->vvar >= 0 && lir_coef(&s->a, v->vvar) != 0)
+			verr(v, "a prefetch of %s moves along vector variable %s (one line, not a line a lane)", k->bufs[s->buf].name,
+			     k->vars[v->vvar].name);
+		check_ptr(v, s->ptr);
+		return;
 	}
 }
 
@@ -1019,6 +1045,12 @@ static void print_stmt(FILE *out, const LirKernel *k, const LirStmt *s, int dept
 		print_ptr(out, k, s->ptr, &s->pa);
 		fputs(" = ", out);
 		lir_print_expr(out, k, s->e);
+		break;
+	case LS_PREFETCH:
+		fprintf(out, "prefetch %s[", k->bufs[s->buf].name);
+		print_affine(out, k, &s->a);
+		fputc(']', out);
+		print_ptr(out, k, s->ptr, &s->pa);
 		break;
 	}
 	if (s->note)

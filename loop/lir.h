@@ -108,8 +108,12 @@ typedef struct LirExpr {
 
 /* LS_INDEX: var = e (an i-sort value read from data), plus hi when it is
  * negative (ONNX's negative indices); outside [0, hi) after that, the
- * function returns 1 (a run-time error) instead of going on. */
-typedef enum { LS_LOOP, LS_ASSIGN, LS_STORE, LS_INDEX } LirStmtKind;
+ * function returns 1 (a run-time error) instead of going on.
+ * LS_PREFETCH: buf[a]'s cache line asked for ahead of its use (a hint: no
+ * value, nothing written; the address may lie past the buffer's ends, as a
+ * prefetch never faults), where the target has a prefetch; in a vector loop
+ * its index does not move with the loop (one line). */
+typedef enum { LS_LOOP, LS_ASSIGN, LS_STORE, LS_INDEX, LS_PREFETCH } LirStmtKind;
 
 typedef struct LirStmt LirStmt;
 
@@ -123,7 +127,7 @@ struct LirStmt {
 	int var;                  /* LS_LOOP, LS_INDEX: its variable */
 	LirBlock body;
 	int temp;                 /* LS_ASSIGN */
-	int buf;                  /* LS_STORE: buf[a] = e */
+	int buf;                  /* LS_STORE: buf[a] = e; LS_PREFETCH: buf[a] */
 	LirAffine a;
 	int ptr;                  /* hoisted (as LirExpr.ptr), else -1 */
 	LirAffine pa;
@@ -189,6 +193,7 @@ int lir_for(LirKernel *k, int64_t lo, int64_t hi, int64_t step); /* opens a scal
 void lir_end(LirKernel *k);
 void lir_assign(LirKernel *k, int temp, LirExpr *e);
 void lir_store(LirKernel *k, int buf, const LirAffine *a, LirExpr *e);
+void lir_prefetch(LirKernel *k, int buf, const LirAffine *a);
 /* An index from data (LS_INDEX): a variable in [0, n) usable in affine
  * indices after this statement, in the same block. */
 int lir_data_index(LirKernel *k, LirExpr *e, int64_t n);
@@ -297,6 +302,7 @@ typedef struct {
 	int err_label;    /* LS_INDEX out of range: the function's `return 1` (-1: none) */
 	bool lane0;       /* the target covers lane0.v: a vector of equal lanes becomes a
 	                   * scalar by it (bits kept: an i32 in f32 lanes), else by redmax.v */
+	bool prefetch;    /* the target covers prefetch (else LS_PREFETCH lowers to nothing) */
 	int hoist_masks;  /* at most this many masked loops' lane masks (the most used
 	                   * lane counts) made once before the loops, not in each
 	                   * iteration: where masks have registers of their own */

@@ -250,6 +250,10 @@ static void lstmt(Low *w, const LirStmt *s)
 			sel_effect(f, sel_op(f, SEL_STORE_V, ad, as_sort(w, t, SORT_V), NULL));
 		return;
 	}
+	case LS_PREFETCH:
+		if (w->l->prefetch)
+			sel_effect(f, sel_op(f, SEL_PREFETCH, address(w, s->buf, &s->a, s->ptr, &s->pa), NULL, NULL));
+		return;
 	case LS_INDEX: {
 		/* k = e; k < 0: k += n; then 0 <= k < n or return 1 */
 		int64_t n = k->vars[s->var].hi;

@@ -120,8 +120,11 @@ static void block_sub(LirKernel *k, LirBlock *b, const VSub *s)
 			block_sub(k, &st->body, s);
 			break;
 		case LS_STORE:
+		case LS_PREFETCH:
 			st->a = aff_sub(k, &st->a, s);
 			st->pa = aff_sub(k, &st->pa, s);
+			if (st->kind == LS_PREFETCH)
+				break;
 			/* fall through */
 		case LS_ASSIGN:
 		case LS_INDEX:
@@ -182,6 +185,7 @@ static void tuse_block(const LirKernel *k, TUse *u, const LirBlock *b)
 			u->assigned[s->temp] = true;
 			break;
 		case LS_STORE:
+		case LS_PREFETCH:
 			tuse_mark_read(u, s->ptr);
 			tuse_expr(u, s->e);
 			break;
@@ -247,7 +251,7 @@ static void reads_outside(const LirBlock *b, const LirStmt *skip, bool *read)
 			reads_outside(&s->body, skip, read);
 		else
 			reads_expr(s->e, read);
-		if (s->kind == LS_STORE && s->ptr >= 0)
+		if ((s->kind == LS_STORE || s->kind == LS_PREFETCH) && s->ptr >= 0)
 			read[s->ptr] = true;
 	}
 }
@@ -321,6 +325,8 @@ static void acc_block(Accesses *x, const LirBlock *b)
 			acc_add(x, s->buf, &s->a, true);
 			acc_expr(x, s->e);
 			break;
+		case LS_PREFETCH:
+			break; /* (reads nothing a statement sees, writes nothing) */
 		case LS_INDEX:
 			x->inside[s->var] = true;
 			acc_expr(x, s->e);
@@ -646,6 +652,7 @@ static void hoist_body(Hoist *h, LirBlock *b)
 			hoist_body(h, &s->body);
 			break;
 		case LS_STORE:
+		case LS_PREFETCH:
 			hoist_access(h, s->buf, &s->a, &s->ptr, &s->pa);
 			/* fall through */
 		case LS_ASSIGN:
@@ -818,7 +825,7 @@ int lir_strength_reduce(LirKernel *k, int var)
 		if (st->kind == LS_LOOP)
 			continue;
 		sr_expr(&s, st->e);
-		if (st->kind == LS_STORE)
+		if (st->kind == LS_STORE || st->kind == LS_PREFETCH)
 			sr_access(&s, st->buf, &st->a, &st->ptr, &st->pa);
 	}
 	const LirVar *x = &k->vars[var];

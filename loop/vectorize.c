@@ -137,6 +137,10 @@ static void check_block(Check *c, const LirBlock *b, bool top)
 		case LS_INDEX:
 			c->ok = false; /* an index per lane: a gather */
 			break;
+		case LS_PREFETCH:
+			/* one line for every lane */
+			c->ok &= lir_coef(&s->a, c->var) == 0 && s->ptr < 0;
+			break;
 		}
 	}
 }
@@ -166,7 +170,7 @@ static bool read_outside(const LirBlock *b, const LirStmt *skip, const bool *ins
 			continue;
 		if (s->kind == LS_LOOP ? read_outside(&s->body, skip, inside) : expr_reads(s->e, inside))
 			return true;
-		if (s->kind == LS_STORE && s->ptr >= 0 && inside[s->ptr])
+		if ((s->kind == LS_STORE || s->kind == LS_PREFETCH) && s->ptr >= 0 && inside[s->ptr])
 			return true;
 	}
 	return false;

@@ -125,7 +125,8 @@ if echo "$y" | grep -q "# A's rows copied at run time into a micro-panel a regis
    echo "$y" | grep -q '# N blocks of 208 columns (B.s K block of one in half of L2): 2, then 176' &&
    echo "$y" | grep -q 'for i[0-9]* in \[0, 416) step 208' &&
    echo "$z" | grep -q 'for i[0-9]* in \[0, 6) masked: 6 lanes' &&
-   echo "$z" | grep -q 'for i[0-9]* in \[60, 64) masked: 4 lanes' &&
+   echo "$z" | grep -q 'for i[0-9]* in \[0, 4) masked: 4 lanes' &&
+   echo "$z" | grep -q '(scratch)\[i[0-9]* + 4\*i[0-9]*\]{%t[0-9]* + i[0-9]*} = at\[i[0-9]* + 64\*i[0-9]* + 60\]' &&
    ! echo "$z" | grep -q '# N blocks'; then
 	ok
 else
@@ -168,6 +169,15 @@ fi
 if [ "$(grep -c vcmpltps "$tmp/m.s")" = 3 ] && [ "$(awk '/^\.L/ { exit } /vcmpltps/ { n++ } END { print n + 0 }' "$tmp/m.s")" = 3 ] &&
    grep -q 'vmovups ([^)]*), %zmm[0-9]*{%k[1-3]}{z}' "$tmp/m.s"; then ok; else
 	bad "gemm_ta_masks on x86-avx512: a lane mask made inside a loop (or not 3 made before)"; grep -n 'vcmpltps\|^\.L' "$tmp/m.s" | head; fi
+# A transposed A (its rows 230 floats apart at each k): the k loop of a
+# register block's first column class prefetches the next block's rows
+# (row i0 + 27: 14 rows on), where the .md has a prefetch (x86: prefetcht0),
+# one a k (4 in the loop unrolled 4 times), and not on riscv-rvv (none).
+"$GDCC" "$SRCDIR/tests/backend/gemm_ta_masks.ir" -t x86-avx512 --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" "$SRCDIR/tests/backend/gemm_ta_masks.ir" -t riscv-rvv --emit=loops >"$tmp/loops.rvv" 2>&1
+if grep -q 'prefetch a\[i[0-9]* + 230\*i[0-9]* + 27\]' "$tmp/loops" && [ "$(grep -c 'prefetcht0' "$tmp/m.s")" -ge 4 ] &&
+   ! grep -q prefetch "$tmp/loops.rvv"; then ok; else
+	bad "gemm_ta_masks: the next register block's rows of A not prefetched on x86-avx512 (or prefetched on riscv-rvv)"; grep -m3 prefetch "$tmp/loops" "$tmp/loops.rvv"; fi
 # The GEMM's register block rows come from the vector registers (32 zmm:
 # 14, 16 ymm: 6): what each .md's gemm_mr says of its machine.
 for tr in "x86-avx512 masked vector" "x86-avx2 scalar loop"; do

@@ -410,6 +410,8 @@ static bool eval_block(Ev *ev, const LirBlock *b)
 			if (!eval_store(ev, s))
 				return false;
 			break;
+		case LS_PREFETCH:
+			break; /* a hint: nothing to do */
 		}
 	}
 	return true;

@@ -1133,3 +1133,85 @@ Test(loopir, verify_f_temp_of_lanes)
 	cr_assert(verify(k, "%t0 (f) assigned a value whose lanes differ along vector variable i0"));
 	lir_kernel_free(k);
 }
+
+/* ---- prefetch ----------------------------------------------------------- */
+/* build_mm with the next row of A prefetched at each k: past A's end on
+ * the last row (a hint never faults, so the verifier allows it) */
+static LirKernel *build_mm_pf(H *h)
+{
+	LirKernel *k = lir_kernel_new("mm_pf", 8, false);
+	int A = lir_buffer(k, "A", MM * MK, 4, 0), B = lir_buffer(k, "B", MK * MN, 4, 1),
+	    Cb = lir_buffer(k, "C", MM * MN, 4, 2);
+	int acc = lir_temp(k, SORT_V);
+	int i = lir_for(k, 0, MM, 1), j = lir_for(k, 0, MN, 1);
+	lir_assign(k, acc, lir_constf(k, 0));
+	int kk = lir_for(k, 0, MK, 1);
+	lir_assign(k, acc, lir_op(k, SEL_FMA_V, ld(k, A, AX2(k, 0, i, MK, kk, 1)), ld(k, B, AX2(k, 0, kk, MN, j, 1)),
+				  lir_ref(k, acc)));
+	LirAffine pa = AX2(k, MK, i, MK, kk, 1);
+	lir_prefetch(k, A, &pa);
+	lir_end(k);
+	st(k, Cb, AX2(k, 0, i, MN, j, 1), lir_ref(k, acc));
+	lir_end(k);
+	lir_end(k);
+	h->v[0] = i, h->v[1] = j, h->v[2] = kk;
+	return k;
+}
+
+static bool unroll_k3_sr(LirKernel *k, const H *h)
+{
+	return lir_unroll(k, h->v[2], 3) && lir_strength_reduce(k, h->v[2]) == 2 && lir_hoist(k) >= 0;
+}
+
+/* A prefetch changes no value: the kernel computes what it does without
+ * one, before and after the transforms (which copy, move and strength-
+ * reduce its address like a store's); it prints; it may not move along a
+ * vector loop (one line, not one a lane), nor use a variable outside its
+ * loop. */
+Test(loopir, prefetch)
+{
+	H h0, h1;
+	LirKernel *a = build_mm(&h0), *b = build_mm_pf(&h1);
+	cr_assert(verify(b, NULL));
+	Data da = data_new(a, 901), db = data_new(b, 901);
+	cr_assert(lir_eval(a, da.p) && lir_eval(b, db.p));
+	for (int i = 0; i < da.n; i++)
+		cr_assert(memcmp(da.p[i], db.p[i], da.bytes[i]) == 0, "buffer %s differs with a prefetch", a->bufs[i].name);
+	data_free(&da);
+	data_free(&db);
+	char *s = print_str(b);
+	cr_assert(strstr(s, "prefetch A[7*i0 + i2 + 7]\n"), "%s", s);
+	free(s);
+	lir_kernel_free(a);
+	check_same(build_mm_pf, sr_k, 902);
+	check_same(build_mm_pf, unroll_k3_sr, 903);
+	check_same(build_mm_pf, vec_j_sr_k, 904);
+	check_same(build_mm_pf, jam_i_sr_k, 905);
+	/* strength-reduced: through the pointer of the load of A it is 7
+	 * elements from */
+	cr_assert(lir_strength_reduce(b, h1.v[2]) == 2);
+	s = print_str(b);
+	cr_assert(strstr(s, "prefetch A[7*i0 + i2 + 7]{%t1 + 7}\n"), "%s", s);
+	free(s);
+	lir_kernel_free(b);
+
+	/* along a vector loop: rejected */
+	LirKernel *k = lir_kernel_new("pfv", 8, false);
+	int x = lir_buffer(k, "x", 16, 4, 0);
+	int i = lir_for(k, 0, 16, 8);
+	k->vars[i].kind = LIR_LOOP_VECTOR;
+	LirAffine pa = AX1(k, 0, i, 1);
+	lir_prefetch(k, x, &pa);
+	lir_end(k);
+	cr_assert(verify(k, "a prefetch of x moves along vector variable i0"));
+	lir_kernel_free(k);
+	/* a variable outside its loop: rejected */
+	k = lir_kernel_new("pfs", 8, false);
+	x = lir_buffer(k, "x", 16, 4, 0);
+	i = lir_for(k, 0, 16, 1);
+	lir_end(k);
+	pa = AX1(k, 0, i, 1);
+	lir_prefetch(k, x, &pa);
+	cr_assert(verify(k, "a prefetch of x: its index uses variable"));
+	lir_kernel_free(k);
+}
