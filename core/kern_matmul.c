@@ -43,6 +43,10 @@ typedef struct {
 	 * does not see coming (pf_a: the target has a prefetch; pf_now: this
 	 * block) */
 	bool pf_a, pf_now;
+	/* B transposed, packed at run time: each k line (pf_line k's: a cache
+	 * line of each of a group's rows of B^T) of the copy prefetches the next
+	 * group's rows at that line, a few a k (0: none) */
+	int64_t pf_line;
 	bool tr;         /* B read through a transpose (from its operand) */
 	int64_t nc;      /* N block (columns), 0: none */
 } Mm;
@@ -385,6 +389,48 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, i
 		 * stores) */
 		if (cc[q].hi - cc[q].lo > cc[q].w)
 			cl.g = lir_for(k, 0, (cc[q].hi - cc[q].lo) / cc[q].w, 1);
+		int64_t lf = x->pf_line;
+		if (lf > 0 && !cc[q].masked && cl.w % lf == 0 && (k1 - k0) % lf == 0) {
+			/* k = k0 + lf ko + ki: at each k, w / lf rows of the
+			 * next group (its first column w on), line ko of each, so
+			 * that over a line's lf k's every row's line is asked
+			 * for: that group's copy then finds B^T in L1, not a line
+			 * at a time from L3 at a 4 KiB-ish stride the hardware
+			 * does not follow (the rows past B's last: a hint) */
+			int ko = lir_for(k, 0, (k1 - k0) / lf, 1), ki = lir_for(k, 0, lf, 1);
+			for (int64_t j = 0; j < cl.w; j++) {
+				LirAffine pa = panel_at(x, pk, &cl, 0);
+				pa.off += j + k0 * cl.w;
+				lir_term(k, &pa, ko, lf * cl.w);
+				lir_term(k, &pa, ki, cl.w);
+				LirAffine ba = lir_affine(k0 * x->m->b_k + (cl.lo + j) * x->b_n);
+				add_batch(x, &ba, x->m->bstr);
+				lir_term(k, &ba, ko, lf * x->m->b_k);
+				lir_term(k, &ba, ki, x->m->b_k);
+				if (cl.g >= 0)
+					lir_term(k, &ba, cl.g, cl.w * x->b_n);
+				if (nb >= 0)
+					lir_term(k, &ba, nb, x->b_n);
+				lir_store(k, pk->buf, &pa, lir_load(k, x->B, &ba));
+			}
+			for (int64_t r = 0; r < cl.w / lf; r++) {
+				LirAffine fa = lir_affine(k0 * x->m->b_k + (cl.lo + cl.w + r) * x->b_n);
+				add_batch(x, &fa, x->m->bstr);
+				lir_term(k, &fa, ko, lf * x->m->b_k);
+				lir_term(k, &fa, ki, cl.w / lf * x->b_n);
+				if (cl.g >= 0)
+					lir_term(k, &fa, cl.g, cl.w * x->b_n);
+				if (nb >= 0)
+					lir_term(k, &fa, nb, x->b_n);
+				lir_prefetch(k, x->B, &fa);
+			}
+			lir_end(k);
+			lir_strength_reduce(k, ki);
+			lir_end(k);
+			if (cl.g >= 0)
+				lir_end(k);
+			continue;
+		}
 		int kv = lir_for(k, k0, k1, 1);
 		for (int64_t j = 0; j < cl.w; j++) {
 			LirAffine pa = panel_at(x, pk, &cl, 0);
@@ -607,6 +653,7 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 	 * 1 / M of the work). */
 	x->pack_a = nend >= 2 * w2 && a_conflicts(x, mr, kc);
 	x->pf_a = m->a_m == 1 && m->a_k > 1 && m->M > mr && cg_has_prefetch(c);
+	x->pf_line = x->b_n != 1 && cg_has_prefetch(c) ? param_or(c->t, "cache_line", 0) / 4 : 0;
 	x->pack_nn = l2 > 0 && m->K * m->N * 4 > l2 / 2 && m->M > mr;
 	ColClass cc[3];
 	int ncc = col_classes(x, vend, nend, cc);

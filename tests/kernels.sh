@@ -178,6 +178,20 @@ if [ "$(grep -c vcmpltps "$tmp/m.s")" = 3 ] && [ "$(awk '/^\.L/ { exit } /vcmplt
 if grep -q 'prefetch a\[i[0-9]* + 230\*i[0-9]* + 27\]' "$tmp/loops" && [ "$(grep -c 'prefetcht0' "$tmp/m.s")" -ge 4 ] &&
    ! grep -q prefetch "$tmp/loops.rvv"; then ok; else
 	bad "gemm_ta_masks: the next register block's rows of A not prefetched on x86-avx512 (or prefetched on riscv-rvv)"; grep -m3 prefetch "$tmp/loops" "$tmp/loops.rvv"; fi
+# B transposed, packed at run time (gemm_packs' g: bt 37 x 300): the copy of a
+# group of columns goes a cache line of k's at a time (16 k's), and at each k
+# prefetches rows of the next group at that line: x86-avx512, a group of 32
+# columns, 2 rows a k (rows 32 + 2 ki and the one after: 600 elements a k);
+# x86-avx2, groups of 16, 1 row a k (the next group's 16 rows on); none on
+# riscv-rvv.
+"$GDCC" "$SRCDIR/tests/backend/gemm_packs.ir" -t x86-avx512 --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" "$SRCDIR/tests/backend/gemm_packs.ir" -t x86-avx2 --emit=loops >"$tmp/loops.avx2" 2>&1
+if grep -q 'prefetch bt\[16\*i[0-9]* + 600\*i[0-9]* + 9600\]' "$tmp/loops" &&
+   grep -q 'prefetch bt\[16\*i[0-9]* + 600\*i[0-9]* + 9900\]' "$tmp/loops" &&
+   grep -q 'prefetch bt\[16\*i[0-9]* + 300\*i[0-9]* + 4800\*i[0-9]* + 4800\]' "$tmp/loops.avx2"; then ok; else
+	bad "gemm_packs: the copy of B^T does not prefetch the next group's rows"; grep -m4 prefetch "$tmp/loops" "$tmp/loops.avx2"; fi
+"$GDCC" "$SRCDIR/tests/backend/gemm_packs.ir" -t riscv-rvv --emit=loops >"$tmp/loops" 2>&1
+if ! grep -q prefetch "$tmp/loops"; then ok; else bad "gemm_packs on riscv-rvv: a prefetch (its .md has none)"; fi
 # The GEMM's register block rows come from the vector registers (32 zmm:
 # 14, 16 ymm: 6): what each .md's gemm_mr says of its machine.
 for tr in "x86-avx512 masked vector" "x86-avx2 scalar loop"; do
