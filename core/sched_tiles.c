@@ -221,6 +221,30 @@ static bool tile_dense_multi(const TileGemm *g, int n, int64_t dtiles, int64_t k
 	return g->cv.dense && g->k_ext % n == 0 && kc > 1 && kc <= dtiles;
 }
 
+/* A stored tile by tile and one chunk, over dense pixels: a row tile's
+ * whole k row (Kc tiles) one DMA. */
+static bool tile_arow1(const TileGemm *g, int64_t dtiles, int64_t chunks, int64_t Kc)
+{
+	return g->atiles && g->cv.dense && chunks == 1 && Kc <= dtiles;
+}
+
+/* The scratchpad tiles of the partial sums (a later chunk: two buffers of
+ * bm tiles, the second past the bias's bm; in the scratchpad, ps: a tile
+ * for each of Jt j's of the panel more) or of the bias (two of bm). */
+static int64_t tile_yb(const TileGemm *g, int64_t bm, int64_t chunks, bool ps, int64_t Jt)
+{
+	return (chunks > 1 ? 3 * bm : g->bias >= 0 ? 2 * bm : 0) + (ps ? Jt * bm : 0);
+}
+
+/* The scratchpad tiles B streamed takes: the panel (bm row tiles of Kc),
+ * two stream buffers of a k row, the two output buffers of bm tiles, the
+ * partial sums' or the bias's, a spare, and packed k's spare tile after
+ * each stream buffer (which takes a group's zero fill past its end). */
+static int64_t tile_need(const TileGemm *g, int64_t bm, int64_t Kc, int64_t chunks, bool ps, int64_t Jt)
+{
+	return bm * Kc + 2 * Kc + 2 * bm + tile_yb(g, bm, chunks, ps, Jt) + 1 + (g->cv.packk ? 2 : 0);
+}
+
 /* Keep the plan (bm, kc and the schedule) if its estimate est beats *best. */
 static void tile_take(TilePlan *pl, double *best, double est, int bm, int64_t kc, bool dbl, bool bres, bool apre, bool psum,
 		      bool kf, bool akf)
@@ -312,17 +336,11 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			if (panels * chunks > 1024) /* (each step is code of its own: a bound on its size) */
 				break;
 			for (int ps = 0; ps < (chunks > 1 ? 2 : 1); ps++) {
-			/* (packed k: a spare tile after each stream buffer takes a
-			 * group's zero fill past its end; the k row is loaded whole) */
-			/* (a later chunk's partial sums: two buffers of bm tiles, the
-			 * second past the bias tiles; in the scratchpad: a tile for
-			 * each of the panel's j (B resident: of every panel's) after
-			 * them) */
-			int64_t yb = chunks > 1 ? 3 * bm : g->bias >= 0 ? 2 * bm : 0;
-			if (ps)
-				yb += Jt * bm;
-			int64_t need = bm * Kc + 2 * Kc + 2 * bm + yb + 1 + (g->cv.packk ? 2 : 0);
-			int64_t rneed = bm * Kc + Jt * Kc + 2 * bm + yb + 1 + (ps ? Jt * (Mt - bm) : 0);
+			/* (packed k: the k row is loaded whole; B resident: every
+			 * j's k row, and in the scratchpad the partial sums of
+			 * every panel's j's, not only this panel's) */
+			int64_t need = tile_need(g, bm, Kc, chunks, ps, Jt);
+			int64_t rneed = bm * Kc + Jt * Kc + 2 * bm + tile_yb(g, bm, chunks, ps, Jt) + 1 + (ps ? Jt * (Mt - bm) : 0);
 			bool fit0 = !done[ps][0] && need <= pl->spt && !(g->cv.packk && chunks > 1), fit1 = !done[ps][1] && rneed <= pl->spt;
 			bool fit2 = !done[ps][2] && rneed + bm * Kc <= pl->spt;
 			if (!fit0 && !fit1 && !fit2)
@@ -361,7 +379,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			 * gathered layouts they would tip (a few channels, row by
 			 * row, against k packed: tests/backend/conv_packed_k.ir) are
 			 * too low already) */
-			bool arow1 = g->atiles && g->cv.dense && chunks == 1 && Kc <= pl->dtiles;
+			bool arow1 = tile_arow1(g, pl->dtiles, chunks, Kc);
 			double atile = fmax(tdma, arow1 ? 12.0 * op / (double)Kc : (12.0 / (double)bm + 5.0) * op);
 			double load = (double)(bm * Kc) * atile + bfirst,
 			       compute = (double)(Jt * Kc * bm * n);
@@ -500,9 +518,9 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	 * tiles) gained what it estimated. */
 	if (best >= 0 && pl->os && pl->kf && !pl->bres && !pl->astr && pl->bm >= 1) {
 		int64_t Kc = pl->kc * Kin, chunks = (Kout + pl->kc - 1) / pl->kc, panels = (Mt + pl->bm - 1) / pl->bm;
-		int64_t need = 2 * pl->bm * Kc + 2 * Kc + 2 * pl->bm + (g->bias >= 0 ? 2 * pl->bm : 0) + 1;
-		bool arow1 = g->atiles && g->cv.dense && chunks == 1 && Kc <= pl->dtiles;
-		if (arow1 && panels > 1 && need <= pl->spt && (double)pl->bm * tdma <= 0.25 * (double)n) {
+		/* (the second panel region: bm row tiles of Kc more) */
+		int64_t need = tile_need(g, pl->bm, Kc, chunks, false, 1) + pl->bm * Kc;
+		if (tile_arow1(g, pl->dtiles, chunks, Kc) && panels > 1 && need <= pl->spt && (double)pl->bm * tdma <= 0.25 * (double)n) {
 			pl->apre = true;
 			best -= (double)(panels - 1) * (double)(pl->bm * Kc) * fmax(tdma, 12.0 * op / (double)Kc);
 		}
@@ -716,6 +734,20 @@ static void tile_out_seg(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p
 	}
 }
 
+/* An unclipped packed-k B row's setup: the dmacfg (jcols columns a row,
+ * rows rstride bytes apart; a gathered row's element stride after it) and
+ * the address of the window's first element, kernel row and column 0, in
+ * image img (input row ih0, output column ow0). */
+static int tconv_window(CG *c, const TileConv *q, int jcols, int64_t rstride, int img, int ih0, int ow0)
+{
+	MFunc *f = c->f;
+	sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(rstride), TI(0)));
+	if (q->es)
+		sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, TI(q->sw * 4), NULL, NULL));
+	BursNode *cb = q->es ? tmul(c, R(ow0), q->sw) : R(ow0);
+	return tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(img), tmul(c, R(ih0), tconv_rowb(q))), TOP(SEL_SHL_I, cb, TI(2))));
+}
+
 /* A packed-k convolution's B row for j (image jv[0], output row jv[1],
  * column tile jv[2]; jcols columns) into the stream buffer at vreg buf:
  * group (kw, kh) is C rows, channel planes apart, at row (kw KH + kh) C.
@@ -735,7 +767,6 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 	int ih0 = tile_keep(c, TOP(SEL_SUB_I, tmul(c, R(jv[1]), q->sh), TI(q->pt)));
 	int ow0 = tile_keep(c, tmul(c, R(jv[2]), n));
 	/* (a gathered row: DRAM elements sw apart, set after each dmacfg) */
-	BursNode *es = q->es ? TI(q->sw * 4) : NULL;
 	/* With padding, a j whose window lies inside the image (most of
 	 * them: Conv1's 109 of 112 output rows, 5 of 7 column tiles) takes
 	 * the same path as without (one dmacfg; each group's address a
@@ -754,11 +785,7 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 		/* (kh, c, kw) rows: group (kh, c) is KW rows, each the input
 		 * row's window one kernel column (dw input columns) on, at row
 		 * (kh C + c) KW (no padding: every row whole) */
-		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(q->dw * 4), TI(0)));
-		if (es)
-			sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, es, NULL, NULL));
-		BursNode *cb = q->es ? tmul(c, R(ow0), q->sw) : R(ow0);
-		int base = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(img), tmul(c, R(ih0), rowb)), TOP(SEL_SHL_I, cb, TI(2))));
+		int base = tconv_window(c, q, jcols, q->dw * 4, img, ih0, ow0);
 		for (int64_t kh = 0; kh < q->KH; kh++)
 			for (int64_t ch = 0; ch < q->C; ch++) {
 				int64_t r = (kh * q->C + ch) * q->KW;
@@ -768,13 +795,9 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 		return;
 	}
 	if (!q->clip || clipped >= 0) {
-		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(jcols), TI(2)), TI(plane), TI(0)));
-		if (es)
-			sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, es, NULL, NULL));
 		/* (input column ow sw + kw dw - pl: gathered in place, or column
 		 * ow + qq of phase pp) */
-		BursNode *cb = q->es ? tmul(c, R(ow0), q->sw) : R(ow0);
-		int base = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(img), tmul(c, R(ih0), rowb)), TOP(SEL_SHL_I, cb, TI(2))));
+		int base = tconv_window(c, q, jcols, plane, img, ih0, ow0);
 		for (int64_t kw = 0; kw < q->KW; kw++) {
 			int64_t off = kw * q->dw - (q->clip ? q->pl : 0), pp = ((off % q->sw) + q->sw) % q->sw, qq = (off - pp) / q->sw;
 			int64_t col = q->es ? off * 4 : (pp * q->Wd + qq) * 4;
@@ -800,7 +823,7 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 		int okc = tile_keep(c, TOP(SEL_MIN_I, TOP(SEL_MAX_I, R(cnt), TI(0)), TI(1)));
 		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, TOP(SEL_MAX_I, R(cnt), TI(1)), TI(2)), TI(plane),
 				     TOP(SEL_SHL_I, TOP(SEL_MIN_I, TOP(SEL_SUB_I, R(lo), R(iw0)), TI(n - 1)), TI(2))));
-		if (es)
+		if (q->es)
 			sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, TI(q->sw * 4), NULL, NULL));
 		/* (phase column j is input column j sw + pp) */
 		int colb = tile_keep(c, TOP(SEL_ADD_I, R(img), TOP(SEL_SHL_I, tconv_col(c, q, R(lo), pp), TI(2))));
