@@ -122,6 +122,13 @@ typedef struct {
 	 * of a panel loads the next panel's first) instead of whole panels
 	 * while the array waits */
 	bool astr;
+	/* and, without a bias and with room for two sets, the panels
+	 * alternate between two sets of accumulators, each panel zeroing the
+	 * next one's before its own move out: the accumulator unit runs its
+	 * commands in order, and the last row tile's move out waits for the
+	 * array to drain it, so zeroes queued after it held the next panel's
+	 * first mma up (CB5a_2 OS at 32 x 32: 131 cycles a panel) */
+	bool xinit;
 	int64_t kc;            /* outer k indices per chunk */
 	int64_t dtiles;        /* the tiles one DMA may fill (dma_max_tiles; 1) */
 	double est;            /* estimated cycles */
@@ -294,6 +301,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 	pl->bres = false;
 	pl->apre = false;
 	pl->astr = false;
+	pl->xinit = false;
 	pl->psum = false;
 	pl->kf = false;
 	pl->akf = false;
@@ -525,6 +533,7 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			best -= (double)(panels - 1) * (double)(pl->bm * Kc) * fmax(tdma, 12.0 * op / (double)Kc);
 		}
 	}
+	pl->xinit = pl->astr && g->bias < 0 && 2 * pl->bm <= pl->slots && Mt > pl->bm;
 	pl->est = best;
 	return best >= 0;
 }
@@ -1082,7 +1091,9 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			: pl->apre ? "B streamed by double-buffered DMA, the next panel of A loaded during this one's first j"
 			: pl->bres ? "B resident (each j's k row loaded by the chunk's first panel, kept for the others)"
 				 : "B streamed by double-buffered DMA",
-			pl->astr ? "A streamed a row tile at a time, one pass ahead, one set of accumulators"
+			pl->astr && pl->xinit ? "A streamed a row tile at a time, one pass ahead, two sets of accumulators (the "
+						"panels in turn, the next one's zeroed before this one's move out)"
+			: pl->astr ? "A streamed a row tile at a time, one pass ahead, one set of accumulators"
 			: pl->dbl ? "two sets of accumulators (even and odd j)" : "one set of accumulators",
 			pl->kf ? (pl->akf ? ", each j's mmas as its row loads (k-fused; the panel's A with the first j's row)"
 					  : ", each j's mmas as its row loads (k-fused)")
@@ -1098,13 +1109,15 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 	 * dimension uses the first, an odd j the second, so that the array
 	 * fills one while the other's results move out; the j loop unrolled
 	 * by two) */
-	int accs[2][64], *acc = accs[0];
-	for (int h = 0; h < (pl->dbl ? 2 : 1); h++)
-		for (int i = 0; i < pl->bm; i++)
-			accs[h][i] = mfunc_vreg(f, tcls);
 	/* (panels outside the k chunks; B resident: the chunks outside, so
 	 * that the chunk's first panel loads B for the others) */
 	int64_t npanels = (Mt + pl->bm - 1) / pl->bm;
+	/* (TilePlan.xinit: two sets, the panels in turn) */
+	bool xinit = pl->xinit;
+	int accs[2][64], *acc = accs[0];
+	for (int h = 0; h < (pl->dbl || xinit ? 2 : 1); h++)
+		for (int i = 0; i < pl->bm; i++)
+			accs[h][i] = mfunc_vreg(f, tcls);
 	/* (partial sums in the scratchpad: past the staging, partial and
 	 * bias tiles of the layout a whole chunk has, the same for every
 	 * chunk and panel) */
@@ -1194,8 +1207,9 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			}
 			int64_t jcount = g->dj[g->nj - 1].count;
 			int jeven = jv[g->nj - 1], jodd_skip = -1;
+			int set = xinit ? (int)(step % 2) : 0;
 			for (int half = 0; half < (pl->dbl ? 2 : 1); half++) {
-				acc = accs[half];
+				acc = accs[pl->dbl ? half : set];
 				if (half == 1) {
 					/* the odd j: jeven + 1, if there is one */
 					if (jcount % 2) {
@@ -1211,7 +1225,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				bool kf = pl->kf;
 				if (kf)
 					tile_init(c, g, pl, bm, ch == 0, yin, -1, ybuf, &psr, 0, acc);
-				else
+				else if (!xinit) /* (one j: the last j's below) */
 					tile_init(c, g, pl, bm, ch == 0, yin, jn, ybuf, &psr, -1, acc);
 				if (ch > 0 && psr.base < 0) {
 					/* this j's partial sums, into the other buffer, before
@@ -1484,8 +1498,9 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, pso, -1, accs[(jcount % 2) ^ 1]);
 			} else {
 				/* the last j (the set the last body did not use) */
-				acc = accs[pl->dbl ? jcount % 2 : 0];
-				tile_init(c, g, pl, bm, ch == 0, yin, -1, ybuf, &psr, -1, acc);
+				acc = accs[pl->dbl ? jcount % 2 : set];
+				if (!xinit || p0 == 0) /* (else zeroed by the panel before) */
+					tile_init(c, g, pl, bm, ch == 0, yin, -1, ybuf, &psr, -1, acc);
 				if (pl->dbl) {
 					int skip2 = sel_new_label(f);
 					sel_branch(f, TOP(SEL_BRLT_I, R(jn), TI(2)), skip2);
@@ -1507,6 +1522,8 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
 					cg_loop_end(c);
 				}
+				if (xinit && q0 < Mt)
+					tile_init(c, g, pl, qbm, true, yin, -1, ybuf, &psr, -1, accs[set ^ 1]);
 				tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, pso, -1, acc);
 			}
 			/* (a later chunk reads Y back: its DMA must have landed; B

@@ -250,6 +250,15 @@ if grep -q 'tiles 16x16: panels of 4 row tiles .*, A streamed a row tile at a ti
    "$GDCC" run "$SRCDIR/tests/backend/conv_astream.ir" -t npu-systolic --param dataflow=output_stationary \
 	--param dma_bytes_per_cycle=1024 --check --seed 1 >"$tmp/out" 2>&1; then ok; else
 	bad "conv_astream on npu-systolic: the weights not streamed a row tile at a time, or a mismatch"; grep -E 'tiles' "$tmp/loops"; cat "$tmp/out"; fi
+# ... and without a bias, two panels: they alternate between two sets of
+# accumulators, each panel zeroing the next one's before its own move out
+# (not behind its last row tile's, which waits for the array); checked.
+"$GDCC" "$SRCDIR/tests/backend/conv_astream_sets.ir" -t npu-systolic --param dataflow=output_stationary \
+	--param dma_bytes_per_cycle=1024 --emit=loops >"$tmp/loops" 2>&1
+if grep -q 'tiles 16x16: panels of 4 row tiles .*, A streamed a row tile at a time, one pass ahead, two sets of accumulators (the panels in turn' "$tmp/loops" &&
+   "$GDCC" run "$SRCDIR/tests/backend/conv_astream_sets.ir" -t npu-systolic --param dataflow=output_stationary \
+	--param dma_bytes_per_cycle=1024 --check --seed 1 >"$tmp/out" 2>&1; then ok; else
+	bad "conv_astream_sets on npu-systolic: the panels not in turn on two sets of accumulators, or a mismatch"; grep -E 'tiles' "$tmp/loops"; cat "$tmp/out"; fi
 # npu-systolic at 32 x 32, output stationary with a fast DMA, several
 # panels of 2 row tiles, k-fused: the next panel's weights come during the
 # first j of this one (so no panel but the first waits for its weights);
