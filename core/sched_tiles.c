@@ -471,6 +471,14 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 						tile_take(pl, &best, sest, bm, kc, dbl, false, false, ps, false, false);
 						pl->astr = true;
 					}
+					/* (and k-fused: the first pass's mmas as the B
+					 * row loads, the row's wait (once: later panels
+					 * reuse it) the first tiles' only) */
+					double kest = sest - (double)panels * bfirst + kfirst;
+					if (kfok && ctrl < 0.85 * compute && kest < best) {
+						tile_take(pl, &best, kest, bm, kc, dbl, false, false, ps, true, false);
+						pl->astr = true;
+					}
 				}
 			}
 			/* B resident (a matrix B, weight stationary, several
@@ -1165,7 +1173,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			if (pl->astr) {
 				/* (A streamed: the first panel's first row tile; the
 				 * others come a pass ahead, below) */
-				if (p0 == 0)
+				if (p0 == 0 && !pl->kf) /* (k-fused: in the first pass, below) */
 					tile_load_panel(c, g, pl, p0, 1, k0, k1, Kc, panel);
 			} else if ((!pl->apre || p0 == 0) && !akf)
 				tile_load_panel(c, g, pl, p0, bm, k0, k1, Kc, panel);
@@ -1223,7 +1231,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 				/* software pipelined: the k-row of j streams in while the array
 				 * works on j - 1 */
 				bool kf = pl->kf;
-				if (kf)
+				if (kf && (!xinit || p0 == 0)) /* (xinit: zeroed by the panel before) */
 					tile_init(c, g, pl, bm, ch == 0, yin, -1, ybuf, &psr, 0, acc);
 				else if (!xinit) /* (one j: the last j's below) */
 					tile_init(c, g, pl, bm, ch == 0, yin, jn, ybuf, &psr, -1, acc);
@@ -1275,6 +1283,16 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					int nsub = mmas && pl->os ? bm : 1;
 					for (int sub = 0; sub < nsub; sub++) {
 					bool loads = sub == 0 && !(kf && breuse);
+					/* (A streamed, k-fused: the next pass's row tile (the
+					 * next panel's first after the last pass) as the
+					 * pass starts; the pass that loads B: a kernel
+					 * position's tiles among that position's loads
+					 * (dense pixels, below), not one long DMA ahead of
+					 * them in the DMA's queue) */
+					bool anext = pl->astr && kf && (sub + 1 < bm || q0 < Mt);
+					if (anext && !loads)
+						tile_load_panel(c, g, pl, sub + 1 < bm ? p0 + sub + 1 : q0, 1, k0, k1, Kc,
+								sub + 1 < bm ? panel + (sub + 1) * Kc * pl->tb : panel);
 					int qsp0 = -1, qsrc0 = -1, qrowsv = -1;
 					bool qcfg = true;
 					sel_assign(f, kcnt, TI(0));
@@ -1318,10 +1336,25 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						tile_k_loops(c, g, kv, 0, k0, k1);
 						if (ak)
 							tile_panel_k(c, g, pl, p0, bm, kv, kcnt, Kc, panel);
+						if (pl->astr && kf && loads && p0 == 0 && pass == 1) {
+							/* (A streamed, k-fused: the first row tile
+							 * a kernel position at a time, before the
+							 * position's B loads, so that the first
+							 * mma waits for its own tiles only) */
+							int first = dj.ct > 1 ? sel_new_label(f) : -1;
+							if (first >= 0)
+								sel_branch(f, TOP(SEL_BRLT_I, TI(dj.k0), R(kv[g->nk - 1])), first);
+							sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(n * 4), TI(n * 4), TI(0)));
+							sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, TI(panel), R(kcnt)),
+									     TOP(SEL_ADD_I, R(g->base[0]), TOP(SEL_ADD_I, TI(p0 * g->di.off[0]), R(kcnt))),
+									     TI(n * dj.ct)));
+							if (first >= 0)
+								sel_label(f, first);
+						}
 						tile_conv_dense(c, g, pl, &dj, kv, cur, kcnt);
 						if (mmas)
 							tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, mbuf, kcnt, acc);
-						if (preo && pass == 1) {
+						if ((preo && pass == 1) || (anext && loads)) {
 							/* the next panel's A tiles of this kernel
 							 * position, at its first channel tile, one
 							 * DMA a row tile (A stored tile by tile: a
@@ -1332,11 +1365,17 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 							int later = dj.ct > 1 ? sel_new_label(f) : -1;
 							if (later >= 0)
 								sel_branch(f, TOP(SEL_BRLT_I, TI(dj.k0), R(kv[g->nk - 1])), later);
+							/* (A streamed, k-fused, the pass that loads B:
+							 * the next pass's row tile so, a kernel
+							 * position at a time, not one DMA after the
+							 * whole row's: the pass would wait for it) */
+							bool astrk = anext && loads;
+							int64_t dreg = astrk ? panel + (sub + 1) * Kc * pl->tb : qreg, drow = astrk ? p0 + sub + 1 : q0;
 							sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(n * 4), TI(n * 4), TI(0)));
-							for (int ii = 0; ii < qbm; ii++)
-								sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, TI(qreg + ii * Kc * pl->tb), R(kcnt)),
+							for (int ii = 0; ii < (astrk ? 1 : qbm); ii++)
+								sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, TI(dreg + ii * Kc * pl->tb), R(kcnt)),
 										     TOP(SEL_ADD_I, R(g->base[0]),
-											 TOP(SEL_ADD_I, TI((q0 + ii) * g->di.off[0]), R(kcnt))),
+											 TOP(SEL_ADD_I, TI((drow + ii) * g->di.off[0]), R(kcnt))),
 										     TI(n * dj.ct)));
 							if (later >= 0)
 								sel_label(f, later);
@@ -1478,8 +1517,11 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 					sel_assign(f, sfc, TOP(SEL_SUB_I, R(sfc), tmul(c, R(wrap), W)));
 					sel_assign(f, soh, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(soh), R(wrap)), TI(n / W)));
 				}
-				if (kf && !pl->dbl)
+				if (kf && !pl->dbl) {
+					if (xinit && q0 < Mt)
+						tile_init(c, g, pl, qbm, true, yin, -1, ybuf, &psr, -1, accs[set ^ 1]);
 					tile_emit_out(c, g, pl, p0, bm, ocur, o0 + o1, &yp, relu, pso, 0, acc);
+				}
 				sel_assign(f, prev, R(cur));
 				if (pl->bres)
 					sel_assign(f, cur, TOP(SEL_ADD_I, R(cur), TI(sb)));

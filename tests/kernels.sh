@@ -259,6 +259,17 @@ if grep -q 'tiles 16x16: panels of 4 row tiles .*, A streamed a row tile at a ti
    "$GDCC" run "$SRCDIR/tests/backend/conv_astream_sets.ir" -t npu-systolic --param dataflow=output_stationary \
 	--param dma_bytes_per_cycle=1024 --check --seed 1 >"$tmp/out" 2>&1; then ok; else
 	bad "conv_astream_sets on npu-systolic: the panels not in turn on two sets of accumulators, or a mismatch"; grep -E 'tiles' "$tmp/loops"; cat "$tmp/out"; fi
+# ... and k-fused (CB5a_2 at 32 x 32): the first pass's mmas as the B row
+# loads, the first row tile and the next one a kernel position at a time
+# among them, the panels in turn on two sets; checked, and in fewer
+# simulated cycles (deterministic) than SCALE-Sim's 74,719 for the layer.
+np32="--param array_rows=32 --param array_cols=32 --param dataflow=output_stationary --param dma_bytes_per_cycle=1024 --param scratchpad_bytes=4194304"
+"$GDCC" "$SRCDIR/tests/backend/conv_astream_kf.ir" -t npu-systolic $np32 --emit=loops >"$tmp/loops" 2>&1
+if grep -q 'tiles 32x32: panels of 4 row tiles .*A streamed a row tile at a time, one pass ahead, two sets of accumulators (the panels in turn.*each j.s mmas as its row loads (k-fused)' "$tmp/loops" &&
+   "$GDCC" run "$SRCDIR/tests/backend/conv_astream_kf.ir" -t npu-systolic $np32 --check --seed 1 --report="$tmp/kf.json" >"$tmp/out" 2>&1 &&
+   cyc=$(sed -n 's/.*"cycles": \([0-9]*\).*/\1/p' "$tmp/kf.json" | head -1) && [ -n "$cyc" ] && [ "$cyc" -lt 74719 ]; then ok; else
+	bad "conv_astream_kf on npu-systolic at 32 x 32: not streamed k-fused on two sets, a mismatch, or not under 74,719 cycles (${cyc:-?})"
+	grep -E 'tiles' "$tmp/loops"; tail -3 "$tmp/out"; fi
 # npu-systolic at 32 x 32, output stationary with a fast DMA, several
 # panels of 2 row tiles, k-fused: the next panel's weights come during the
 # first j of this one (so no panel but the first waits for its weights);
