@@ -239,6 +239,7 @@ bool cg_tile_matmul(CG *c, const MatmulCtx *m, const Shape *batch, int tb, bool 
 bool cg_tile_conv(CG *c, const Node *n);
 int cg_keep(CG *c, BursNode *v, bool vector);
 BursNode *cg_first_lanes(CG *c, int64_t k);
+bool cg_covers(CG *c, SelOp op, int cls);
 bool cg_has_prefetch(CG *c);
 LirTail cg_tail(CG *c);
 bool cg_vectorize(CG *c, LirKernel *k, int var);

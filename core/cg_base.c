@@ -389,41 +389,45 @@ int cg_keep(CG *c, BursNode *v, bool vector)
 }
 
 /* ---- kernels built as Loop IR ------------------------------------------- */
-/* Does the target make a mask of the first n lanes from a count (a rule
- * for maskn in its .md)? */
+/* Does the target's .md cover op on operands already in registers (of
+ * the sorts sel.def gives it), its result in class cls (-1: an effect)? */
+bool cg_covers(CG *c, SelOp op, int cls)
+{
+	const SelInfo *si = &sel_info[op];
+	BursNode n[4];
+	memset(n, 0, sizeof n);
+	for (int i = 0; i < 4; i++)
+		n[i].form = -1;
+	for (int i = 0; i < si->nkids; i++) {
+		Sort k = si->kid[i];
+		n[i].op = k == SORT_I ? SEL_REG_I : k == SORT_F ? SEL_REG_F : k == SORT_V ? SEL_REG_V : k == SORT_W ? SEL_REG_W
+			: k == SORT_M ? SEL_REG_M : k == SORT_T ? SEL_REG_T : SEL_COUNT;
+		if (n[i].op == SEL_COUNT)
+			return false;
+		n[3].kid[i] = &n[i];
+	}
+	n[3].op = op;
+	return isel_cost(c->t, &n[3], cls) < BURS_INF;
+}
+
 /* Does the target cover lane0.v (a vector's first lane as a scalar)? */
 static bool cg_has_lane0(CG *c)
 {
-	BursNode n[2];
-	memset(n, 0, sizeof n);
-	n[0].form = n[1].form = -1;
-	n[0].op = SEL_REG_V;
-	n[1].op = SEL_LANE0_V, n[1].kid[0] = &n[0];
-	return c->fcls >= 0 && isel_cost(c->t, &n[1], c->fcls) < BURS_INF;
+	return c->fcls >= 0 && cg_covers(c, SEL_LANE0_V, c->fcls);
 }
 
 /* Does the target cover prefetch (a cache hint)? */
 bool cg_has_prefetch(CG *c)
 {
-	BursNode n[2];
-	memset(n, 0, sizeof n);
-	n[0].form = n[1].form = -1;
-	n[0].op = SEL_REG_I;
-	n[1].op = SEL_PREFETCH, n[1].kid[0] = &n[0];
-	return isel_cost(c->t, &n[1], -1) < BURS_INF;
+	return cg_covers(c, SEL_PREFETCH, -1);
 }
 
+/* Does the target make a mask of the first n lanes from a count (a rule
+ * for maskn in its .md)? */
 static bool cg_has_maskn(CG *c)
 {
 	int mcls = target_class_for(c->t, SORT_M);
-	if (mcls < 0)
-		return false;
-	BursNode n[2];
-	memset(n, 0, sizeof n);
-	n[0].form = n[1].form = -1;
-	n[0].op = SEL_REG_I;
-	n[1].op = SEL_MASKN, n[1].kid[0] = &n[0];
-	return isel_cost(c->t, &n[1], mcls) < BURS_INF;
+	return mcls >= 0 && cg_covers(c, SEL_MASKN, mcls);
 }
 
 /* The first k lanes of a fixed vector, as a mask (k is known when

@@ -549,24 +549,14 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 /* Does the target's DMA write a tile in parts (a rule for dma.in.keep)? */
 static bool tile_has_keep(CG *c)
 {
-	BursNode n[4];
-	memset(n, 0, sizeof n);
-	for (int i = 0; i < 4; i++)
-		n[i].form = -1, n[i].op = SEL_REG_I;
-	n[3].op = SEL_DMA_IN_KEEP, n[3].kid[0] = &n[0], n[3].kid[1] = &n[1], n[3].kid[2] = &n[2];
-	return isel_cost(c->t, &n[3], -1) < BURS_INF;
+	return cg_covers(c, SEL_DMA_IN_KEEP, -1);
 }
 
 /* Does the target's DMA gather a row's elements with a stride (a rule
  * for dma.estride in its .md)? */
 static bool tile_has_estride(CG *c)
 {
-	BursNode n[2];
-	memset(n, 0, sizeof n);
-	n[0].form = n[1].form = -1;
-	n[0].op = SEL_REG_I;
-	n[1].op = SEL_DMA_ESTRIDE, n[1].kid[0] = &n[0];
-	return isel_cost(c->t, &n[1], -1) < BURS_INF;
+	return cg_covers(c, SEL_DMA_ESTRIDE, -1);
 }
 
 #define TI(k) sel_consti(c->f, (k))
