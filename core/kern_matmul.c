@@ -363,6 +363,21 @@ static void close_cols(Mm *x, const Cols *cl)
 /* B's K block [k0, k1) into the panels of P at run time (pk: kb = k0):
  * vector copies when B is contiguous along n, else a scalar transpose
  * (each column of a group read along k). */
+/* B's element at column col of group g of cl (from the N block nb where
+ * nb >= 0), kt its index's k terms: B in place, read by the copies of a
+ * transposed B */
+static LirAffine bt_at(Mm *x, const Cols *cl, int nb, int64_t col, const LirAffine *kt)
+{
+	LirAffine a = lir_affine((cl->lo + col) * x->b_n);
+	add_batch(x, &a, x->m->bstr);
+	add_scaled(x, &a, kt, 1);
+	if (cl->g >= 0)
+		lir_term(x->k, &a, cl->g, cl->w * x->b_n);
+	if (nb >= 0)
+		lir_term(x->k, &a, nb, x->b_n);
+	return a;
+}
+
 static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, int64_t k0, int64_t k1)
 {
 	LirKernel *k = x->k;
@@ -398,30 +413,25 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, i
 			 * at a time from L3 at a 4 KiB-ish stride the hardware
 			 * does not follow (the rows past B's last: a hint) */
 			int ko = lir_for(k, 0, (k1 - k0) / lf, 1), ki = lir_for(k, 0, lf, 1);
+			/* (k's terms: k0 + lf ko + ki) */
+			LirAffine kk = lir_affine(k0);
+			lir_term(k, &kk, ko, lf);
+			lir_term(k, &kk, ki, 1);
 			for (int64_t j = 0; j < cl.w; j++) {
 				LirAffine pa = panel_at(x, pk, &cl, 0);
-				pa.off += j + k0 * cl.w;
-				lir_term(k, &pa, ko, lf * cl.w);
-				lir_term(k, &pa, ki, cl.w);
-				LirAffine ba = lir_affine(k0 * x->m->b_k + (cl.lo + j) * x->b_n);
-				add_batch(x, &ba, x->m->bstr);
-				lir_term(k, &ba, ko, lf * x->m->b_k);
-				lir_term(k, &ba, ki, x->m->b_k);
-				if (cl.g >= 0)
-					lir_term(k, &ba, cl.g, cl.w * x->b_n);
-				if (nb >= 0)
-					lir_term(k, &ba, nb, x->b_n);
+				pa.off += j;
+				add_scaled(x, &pa, &kk, cl.w);
+				LirAffine bk = lir_affine(0);
+				add_scaled(x, &bk, &kk, x->m->b_k);
+				LirAffine ba = bt_at(x, &cl, nb, j, &bk);
 				lir_store(k, pk->buf, &pa, lir_load(k, x->B, &ba));
 			}
+			/* (line ko of rows w / lf ki + r of the next group) */
+			LirAffine fk = lir_affine(k0 * x->m->b_k);
+			lir_term(k, &fk, ko, lf * x->m->b_k);
+			lir_term(k, &fk, ki, cl.w / lf * x->b_n);
 			for (int64_t r = 0; r < cl.w / lf; r++) {
-				LirAffine fa = lir_affine(k0 * x->m->b_k + (cl.lo + cl.w + r) * x->b_n);
-				add_batch(x, &fa, x->m->bstr);
-				lir_term(k, &fa, ko, lf * x->m->b_k);
-				lir_term(k, &fa, ki, cl.w / lf * x->b_n);
-				if (cl.g >= 0)
-					lir_term(k, &fa, cl.g, cl.w * x->b_n);
-				if (nb >= 0)
-					lir_term(k, &fa, nb, x->b_n);
+				LirAffine fa = bt_at(x, &cl, nb, cl.w + r, &fk);
 				lir_prefetch(k, x->B, &fa);
 			}
 			lir_end(k);
@@ -436,12 +446,10 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, i
 			LirAffine pa = panel_at(x, pk, &cl, 0);
 			pa.off += j;
 			lir_term(k, &pa, kv, cl.w);
-			LirAffine ni = lir_affine(cl.lo + j);
-			if (cl.g >= 0)
-				lir_term(k, &ni, cl.g, cl.w);
-			if (nb >= 0)
-				lir_term(k, &ni, nb, 1);
-			lir_store(k, pk->buf, &pa, load_b(x, kv, &ni));
+			LirAffine bk = lir_affine(0);
+			lir_term(k, &bk, kv, x->m->b_k);
+			LirAffine ba = bt_at(x, &cl, nb, j, &bk);
+			lir_store(k, pk->buf, &pa, lir_load(k, x->B, &ba));
 		}
 		lir_end(k);
 		lir_strength_reduce(k, kv);

@@ -908,6 +908,28 @@ static void tile_dense_free(TileDenseJ *d)
  * plane apart, one dma.in.keep at the segment's first column (every sw-th
  * input column gathered with dma.estride for a stride).  No padding: every
  * pixel's window is inside the image. */
+/* At a kernel position's first channel tile (dense pixels, kv the k
+ * loops, the tile's offset in vreg kofs): nrt row tiles of A from row tile
+ * drow, that position's d->ct tiles each, one DMA a row tile into dreg +
+ * its Kc tiles (A stored tile by tile: a row tile's k tile kofs bytes into
+ * its row). */
+static void tile_pos_a(CG *c, const TileGemm *g, const TilePlan *pl, const TileDenseJ *d, const int *kv, int kofs, int64_t Kc,
+		       int64_t dreg, int64_t drow, int nrt)
+{
+	MFunc *f = c->f;
+	int n = pl->n;
+	int later = d->ct > 1 ? sel_new_label(f) : -1;
+	if (later >= 0)
+		sel_branch(f, TOP(SEL_BRLT_I, TI(d->k0), R(kv[g->nk - 1])), later);
+	sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(n * 4), TI(n * 4), TI(0)));
+	for (int ii = 0; ii < nrt; ii++)
+		sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, TI(dreg + ii * Kc * pl->tb), R(kofs)),
+				     TOP(SEL_ADD_I, R(g->base[0]), TOP(SEL_ADD_I, TI((drow + ii) * g->di.off[0]), R(kofs))),
+				     TI(n * d->ct)));
+	if (later >= 0)
+		sel_label(f, later);
+}
+
 static void tile_conv_dense(CG *c, const TileGemm *g, const TilePlan *pl, const TileDenseJ *d, const int *kv, int buf, int kofs)
 {
 	MFunc *f = c->f;
@@ -1326,21 +1348,12 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 						tile_k_loops(c, g, kv, 0, k0, k1);
 						if (ak)
 							tile_panel_k(c, g, pl, p0, bm, kv, kcnt, Kc, panel);
-						if (pl->astr && kf && loads && p0 == 0 && pass == 1) {
-							/* (A streamed, k-fused: the first row tile
-							 * a kernel position at a time, before the
-							 * position's B loads, so that the first
-							 * mma waits for its own tiles only) */
-							int first = dj.ct > 1 ? sel_new_label(f) : -1;
-							if (first >= 0)
-								sel_branch(f, TOP(SEL_BRLT_I, TI(dj.k0), R(kv[g->nk - 1])), first);
-							sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(n * 4), TI(n * 4), TI(0)));
-							sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, TI(panel), R(kcnt)),
-									     TOP(SEL_ADD_I, R(g->base[0]), TOP(SEL_ADD_I, TI(p0 * g->di.off[0]), R(kcnt))),
-									     TI(n * dj.ct)));
-							if (first >= 0)
-								sel_label(f, first);
-						}
+						/* (A streamed, k-fused: the first row tile a
+						 * kernel position at a time, before the
+						 * position's B loads, so that the first mma
+						 * waits for its own tiles only) */
+						if (pl->astr && kf && loads && p0 == 0 && pass == 1)
+							tile_pos_a(c, g, pl, &dj, kv, kcnt, Kc, panel, p0, 1);
 						tile_conv_dense(c, g, pl, &dj, kv, cur, kcnt);
 						if (mmas)
 							tile_mmas(c, pl, 0, pl->os ? 1 : bm, Kc, panel, mbuf, kcnt, acc);
@@ -1352,23 +1365,14 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 							 * row), after the position's B loads: no
 							 * transfer long enough to hold the array's
 							 * next loads up, few commands in the queue */
-							int later = dj.ct > 1 ? sel_new_label(f) : -1;
-							if (later >= 0)
-								sel_branch(f, TOP(SEL_BRLT_I, TI(dj.k0), R(kv[g->nk - 1])), later);
 							/* (A streamed, k-fused, the pass that loads B:
 							 * the next pass's row tile so, a kernel
 							 * position at a time, not one DMA after the
 							 * whole row's: the pass would wait for it) */
-							bool astrk = anext && loads;
-							int64_t dreg = astrk ? panel + (sub + 1) * Kc * pl->tb : qreg, drow = astrk ? p0 + sub + 1 : q0;
-							sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(n * 4), TI(n * 4), TI(0)));
-							for (int ii = 0; ii < (astrk ? 1 : qbm); ii++)
-								sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, TI(dreg + ii * Kc * pl->tb), R(kcnt)),
-										     TOP(SEL_ADD_I, R(g->base[0]),
-											 TOP(SEL_ADD_I, TI((drow + ii) * g->di.off[0]), R(kcnt))),
-										     TI(n * dj.ct)));
-							if (later >= 0)
-								sel_label(f, later);
+							if (anext && loads)
+								tile_pos_a(c, g, pl, &dj, kv, kcnt, Kc, panel + (sub + 1) * Kc * pl->tb, p0 + sub + 1, 1);
+							else
+								tile_pos_a(c, g, pl, &dj, kv, kcnt, Kc, qreg, q0, qbm);
 						}
 						sel_assign(f, kcnt, TOP(SEL_ADD_I, R(kcnt), TI(pl->tb)));
 						for (int i = g->nk - 1; i >= 0; i--)

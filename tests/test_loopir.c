@@ -230,9 +230,11 @@ static LirKernel *build_sum(H *h)
 
 /* C = A * B, an accumulator per element */
 enum { MM = 5, MN = 6, MK = 7 };
-static LirKernel *build_mm(H *h)
+/* (prefetch: the next row of A at each k too, past A's end on the last
+ * row: a hint never faults, so the verifier allows it) */
+static LirKernel *build_mm_with(H *h, const char *name, bool prefetch)
 {
-	LirKernel *k = lir_kernel_new("mm", 8, false);
+	LirKernel *k = lir_kernel_new(name, 8, false);
 	int A = lir_buffer(k, "A", MM * MK, 4, 0), B = lir_buffer(k, "B", MK * MN, 4, 1),
 	    Cb = lir_buffer(k, "C", MM * MN, 4, 2);
 	int acc = lir_temp(k, SORT_V);
@@ -241,12 +243,21 @@ static LirKernel *build_mm(H *h)
 	int kk = lir_for(k, 0, MK, 1);
 	lir_assign(k, acc, lir_op(k, SEL_FMA_V, ld(k, A, AX2(k, 0, i, MK, kk, 1)), ld(k, B, AX2(k, 0, kk, MN, j, 1)),
 				  lir_ref(k, acc)));
+	if (prefetch) {
+		LirAffine pa = AX2(k, MK, i, MK, kk, 1);
+		lir_prefetch(k, A, &pa);
+	}
 	lir_end(k);
 	st(k, Cb, AX2(k, 0, i, MN, j, 1), lir_ref(k, acc));
 	lir_end(k);
 	lir_end(k);
 	h->v[0] = i, h->v[1] = j, h->v[2] = kk;
 	return k;
+}
+
+static LirKernel *build_mm(H *h)
+{
+	return build_mm_with(h, "mm", false);
 }
 
 /* C += A * B accumulated in memory (a perfect nest of three) */
@@ -1135,27 +1146,10 @@ Test(loopir, verify_f_temp_of_lanes)
 }
 
 /* ---- prefetch ----------------------------------------------------------- */
-/* build_mm with the next row of A prefetched at each k: past A's end on
- * the last row (a hint never faults, so the verifier allows it) */
+/* build_mm with the next row of A prefetched at each k */
 static LirKernel *build_mm_pf(H *h)
 {
-	LirKernel *k = lir_kernel_new("mm_pf", 8, false);
-	int A = lir_buffer(k, "A", MM * MK, 4, 0), B = lir_buffer(k, "B", MK * MN, 4, 1),
-	    Cb = lir_buffer(k, "C", MM * MN, 4, 2);
-	int acc = lir_temp(k, SORT_V);
-	int i = lir_for(k, 0, MM, 1), j = lir_for(k, 0, MN, 1);
-	lir_assign(k, acc, lir_constf(k, 0));
-	int kk = lir_for(k, 0, MK, 1);
-	lir_assign(k, acc, lir_op(k, SEL_FMA_V, ld(k, A, AX2(k, 0, i, MK, kk, 1)), ld(k, B, AX2(k, 0, kk, MN, j, 1)),
-				  lir_ref(k, acc)));
-	LirAffine pa = AX2(k, MK, i, MK, kk, 1);
-	lir_prefetch(k, A, &pa);
-	lir_end(k);
-	st(k, Cb, AX2(k, 0, i, MN, j, 1), lir_ref(k, acc));
-	lir_end(k);
-	lir_end(k);
-	h->v[0] = i, h->v[1] = j, h->v[2] = kk;
-	return k;
+	return build_mm_with(h, "mm_pf", true);
 }
 
 static bool unroll_k3_sr(LirKernel *k, const H *h)
