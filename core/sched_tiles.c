@@ -369,7 +369,14 @@ static bool tile_plan(CG *c, const TileGemm *g, TilePlan *pl)
 			/* (dense pixels, a segment's channel tiles in one DMA: 3 a k
 			 * tile, 7 a segment a kernel position) */
 			bool dmt = tile_dense_multi(g, n, pl->dtiles, kc);
-			double bload = g->cv.packk && g->cv.kwrows ? (double)(g->cv.KH * g->cv.C) * 4.0 * op
+			/* (packed k over dense pixels: 3 a group (its channel's
+			 * address and the rows in registers), 1 a channel and 14 a
+			 * segment for its dmacfg, skip and address; the segments a
+			 * tile covers on average, an empty one skipped) */
+			double bload = g->cv.packk && g->cv.dense
+					       ? fmin(1.0 + (double)(n - 1) / (double)g->cv.WO, (double)dsegs) *
+							 ((double)(g->cv.KH * g->cv.C) * 3.0 + (double)g->cv.C + 14.0) * op
+				       : g->cv.packk && g->cv.kwrows ? ((double)(g->cv.KH * g->cv.C) * 3.0 + (double)g->cv.C) * op
 				       : g->cv.packk ? (double)(g->cv.KW * g->cv.KH) * (g->cv.clip ? 10.0 : 4.0) * op +
 							       (double)g->cv.KW * (g->cv.clip ? 10.0 : 0.0) * op
 				       : dmt ? ((double)Kc * 3.0 + (double)Kin * 7.0 * (double)dsegs + 14.0 * (double)dsegs) * op
@@ -755,6 +762,30 @@ static int tconv_window(CG *c, const TileConv *q, int jcols, int64_t rstride, in
 	return tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(img), tmul(c, R(ih0), tconv_rowb(q))), TOP(SEL_SHL_I, cb, TI(2))));
 }
 
+/* A packed-k B row's (kh, c, kw) groups (TileConv.kwrows) from the window
+ * at vreg base (kernel row and column 0, channel 0) into the stream buffer
+ * at vreg buf, by DMA op (dma.in, or dma.in.keep after a segment before):
+ * group (kh, c) is KW rows, each the input row's window one kernel column
+ * (dw input columns: the dmacfg's row stride) on, at row (kh C + c) KW.
+ * Each channel's address and the rows a DMA moves are in registers, so
+ * that a group costs the core its two addresses and the DMA. */
+static void tconv_kwrows(CG *c, const TileConv *q, const TilePlan *pl, int buf, int base, int op)
+{
+	MFunc *f = c->f;
+	int64_t rowb = tconv_rowb(q), plane = q->H * rowb;
+	int kwn = tile_keep(c, TI(q->KW));
+	int *cb = xcalloc((size_t)q->C, sizeof *cb);
+	for (int64_t ch = 0; ch < q->C; ch++)
+		cb[ch] = ch ? tile_keep(c, TOP(SEL_ADD_I, R(base), TI(ch * plane))) : base;
+	for (int64_t kh = 0; kh < q->KH; kh++)
+		for (int64_t ch = 0; ch < q->C; ch++) {
+			int64_t r = (kh * q->C + ch) * q->KW;
+			BursNode *src = TOP(SEL_ADD_I, R(cb[ch]), TI(kh * q->dh * rowb));
+			sel_effect(f, sel_op(f, op, TOP(SEL_ADD_I, R(buf), TI(r * pl->rb)), src, R(kwn)));
+		}
+	free(cb);
+}
+
 /* A packed-k convolution's B row for j (image jv[0], output row jv[1],
  * column tile jv[2]; jcols columns) into the stream buffer at vreg buf:
  * group (kw, kh) is C rows, channel planes apart, at row (kw KH + kh) C.
@@ -789,16 +820,9 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 		sel_branch(f, TOP(SEL_BRLT_I, TI(-lastc + q->sw), tmul(c, TOP(SEL_ADD_I, R(ow0), R(jcols)), q->sw)), clipped);
 	}
 	if (q->kwrows) {
-		/* (kh, c, kw) rows: group (kh, c) is KW rows, each the input
-		 * row's window one kernel column (dw input columns) on, at row
-		 * (kh C + c) KW (no padding: every row whole) */
+		/* (kh, c, kw) rows (no padding: every row whole) */
 		int base = tconv_window(c, q, jcols, q->dw * 4, img, ih0, ow0);
-		for (int64_t kh = 0; kh < q->KH; kh++)
-			for (int64_t ch = 0; ch < q->C; ch++) {
-				int64_t r = (kh * q->C + ch) * q->KW;
-				BursNode *src = TOP(SEL_ADD_I, R(base), TI(kh * q->dh * rowb + ch * plane));
-				sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, R(buf), TI(r * pl->rb)), src, TI(q->KW)));
-			}
+		tconv_kwrows(c, q, pl, buf, base, SEL_DMA_IN);
 		return;
 	}
 	if (!q->clip || clipped >= 0) {
@@ -844,6 +868,43 @@ static void tile_conv_packed(CG *c, const TileGemm *g, const TilePlan *pl, const
 			BursNode *src = TOP(SEL_ADD_I, R(colb), tmul(c, ihc, rowb));
 			sel_effect(f, sel_op(f, SEL_DMA_IN, TOP(SEL_ADD_I, R(buf), TI(r * pl->rb)), src, tmul(c, ok, q->C)));
 		}
+	}
+	if (done >= 0)
+		sel_label(f, done);
+}
+
+/* A packed-k convolution's B row over dense pixels (TileConv.dense with
+ * packk, (kh, c, kw) rows, no padding): the j tile (image jv[0], tile
+ * jv[1]; jcols pixels, from output row oh, column fc) is a segment of each
+ * output row it covers, and each segment is the KH C groups of KW rows as
+ * in tile_conv_packed, at the segment's first column (dmacfg's skip).  The
+ * first segment's DMAs zero the rest of their rows (and, the last group's,
+ * the rows past the k row: the buffer's spare tile takes what passes its
+ * end), the later ones keep the tile (dma.in.keep); an empty segment ends
+ * the tile (the later ones are empty too). */
+static void tile_conv_packed_dense(CG *c, const TileGemm *g, const TilePlan *pl, const int *jv, int buf, int jcols, int oh,
+				   int fc)
+{
+	MFunc *f = c->f;
+	const TileConv *q = &g->cv;
+	int n = pl->n;
+	int64_t rowb = q->W * 4, plane = q->H * rowb, segs = tile_dense_segs(g, n);
+	int done = segs > 1 ? sel_new_label(f) : -1;
+	/* the image's part of the address and the tile's first row's */
+	int jb = tile_keep(c, TOP(SEL_ADD_I, TOP(SEL_ADD_I, R(g->base[1]), tmul(c, R(jv[0]), q->C * plane)), tmul(c, R(oh), q->sh * rowb)));
+	for (int64_t s = 0; s < segs; s++) {
+		/* the tile's columns [a, b) are row oh + s's pixels from a + fc - s WO */
+		int av = tile_keep(c, s ? TOP(SEL_SUB_I, TI(s * q->WO), R(fc)) : TI(0));
+		int len = tile_keep(c, TOP(SEL_SUB_I, TOP(SEL_MIN_I, R(jcols), TOP(SEL_SUB_I, TI((s + 1) * q->WO), R(fc))), R(av)));
+		if (s)
+			sel_branch(f, TOP(SEL_BRLT_I, R(len), TI(1)), done);
+		sel_effect(f, sel_op(f, SEL_DMA_CFG, TOP(SEL_SHL_I, R(len), TI(2)), TI(q->dw * 4), TOP(SEL_SHL_I, R(av), TI(2))));
+		if (q->sw > 1)
+			sel_effect(f, sel_op(f, SEL_DMA_ESTRIDE, TI(q->sw * 4), NULL, NULL));
+		/* its first pixel: column fc (the first row) or 0, of row oh + s */
+		int base = tile_keep(c, s ? TOP(SEL_ADD_I, R(jb), TI(s * q->sh * rowb))
+					  : TOP(SEL_ADD_I, R(jb), TOP(SEL_SHL_I, tmul(c, R(fc), q->sw), TI(2))));
+		tconv_kwrows(c, q, pl, buf, base, s ? SEL_DMA_IN_KEEP : SEL_DMA_IN);
 	}
 	if (done >= 0)
 		sel_label(f, done);
@@ -1280,7 +1341,10 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 							tile_mmas(c, pl, pl->os ? sub : 0, pl->os ? sub + 1 : bm, Kc, panel, prev, kk, acc);
 							cg_loop_end(c);
 						}
-						tile_conv_packed(c, g, pl, jv, cur, jcols);
+						if (g->cv.dense)
+							tile_conv_packed_dense(c, g, pl, jv, cur, jcols, soh, sfc);
+						else
+							tile_conv_packed(c, g, pl, jv, cur, jcols);
 						if (pass == 0)
 							sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), k_done);
 						continue;
@@ -2250,6 +2314,29 @@ bool cg_tile_conv(CG *c, const Node *n)
 			}
 			g = phsplit ? gp : ge;
 			pl = phsplit ? plp : ple;
+		}
+	}
+	/* And packed k over dense pixels (no padding, the columns read in
+	 * place, dma.in.keep): a j tile n of the HO x WO output pixels in
+	 * order, its k row one packed row a segment (each output row it
+	 * covers), so that the array's columns stay full where a row's last
+	 * tile would leave most of them idle (Conv1 at 32 x 32: 109 columns a
+	 * row, 4 tiles, the last 13 wide: 436 j tiles against 372). */
+	if (packk && !flat && !dense && !padcopy && !phsplit && g3.cv.kwrows && tile_has_keep(c)) {
+		TileGemm g5 = conv_dense_gemm(&g3, N, M, nn);
+		g5.bspan = g3.cv.es ? (double)sw : 1.0;
+		TilePlan pl5 = {0};
+		bool dp = tile_plan(c, &g5, &pl5) && pl5.est < pl.est;
+		if (c->p->loops) {
+			cg_indent(c);
+			fprintf(c->p->loops, "conv on the array: k packed, output rows one by one, estimated %.0f cycles; over dense pixels "
+					     "(%lld x %lld in tiles of %d), %.0f: %s\n",
+				pl.est, (long long)HO, (long long)WO, nn, pl5.est, dp ? "dense pixels" : "row by row");
+		}
+		if (dp) {
+			g = g5;
+			pl = pl5;
+			dense = true;
 		}
 	}
 	/* a relu right after folds into the bias pass.  (A batchnorm after the

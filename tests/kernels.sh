@@ -311,6 +311,38 @@ if [ "$(grep -c "$kwr" "$tmp/loops")" = 3 ] && grep -q 'rows gathered every 2 co
    "$GDCC" run "$SRCDIR/tests/backend/conv_kwrows.ir" -t npu-systolic --check --seed 1 >"$tmp/out" 2>&1 &&
    "$GDCC" run "$SRCDIR/tests/backend/conv_kwrows.ir" -t npu-systolic --param dma_bytes_per_cycle=1024 --check --seed 1 >>"$tmp/out" 2>&1; then ok; else
 	bad "conv_kwrows on npu-systolic: packed k not in (kh, channel, kw) groups, or a mismatch"; grep -E 'conv on' "$tmp/loops" "$tmp/loops2"; cat "$tmp/out"; fi
+# npu-systolic: packed k over dense pixels (a j tile n of the output's
+# pixels in order, its k row one DMA a (kh, channel) group for each output
+# row it covers), at both DMA speeds; checked.
+dpk="k packed, output rows one by one, estimated [0-9]* cycles; over dense pixels ([0-9]* x [0-9]* in tiles of 16), [0-9]*: dense pixels"
+"$GDCC" "$SRCDIR/tests/backend/conv_packed_dense.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" "$SRCDIR/tests/backend/conv_packed_dense.ir" -t npu-systolic --param dma_bytes_per_cycle=1024 --emit=loops >"$tmp/loops2" 2>&1
+if [ "$(grep -c "$dpk" "$tmp/loops")" = 2 ] && [ "$(grep -c "$dpk" "$tmp/loops2")" = 2 ] &&
+   "$GDCC" run "$SRCDIR/tests/backend/conv_packed_dense.ir" -t npu-systolic --check --seed 1 >"$tmp/out" 2>&1 &&
+   "$GDCC" run "$SRCDIR/tests/backend/conv_packed_dense.ir" -t npu-systolic --param dma_bytes_per_cycle=1024 --check --seed 1 >>"$tmp/out" 2>&1; then ok; else
+	bad "conv_packed_dense on npu-systolic: packed k not over dense pixels, or a mismatch"; grep -E 'conv on' "$tmp/loops" "$tmp/loops2"; cat "$tmp/out"; fi
+# npu-systolic at 32 x 32, weight stationary, SCALE-Sim's generous memory:
+# ResNet's first layer (7 x 7 / 2, 3 -> 64, 224 x 224, bench/npu-scalesim.sh)
+# packed over dense pixels fills the array's columns (372 j tiles where rows
+# one by one take 436) and takes fewer cycles than SCALE-Sim's 121,939;
+# checked.
+cat >"$tmp/conv1.ir" <<'IR'
+graph conv1 {
+  input x : f32[1, 3, 224, 224]
+  const w : f32[64, 3, 7, 7] = normal(seed=1, mean=0, std=0.05)
+  y = conv(x, w, kernel_shape=[7, 7], strides=[2, 2])
+  output y
+}
+IR
+ws32="--param array_rows=32 --param array_cols=32 --param dataflow=weight_stationary --param dma_bytes_per_cycle=1024 --param scratchpad_bytes=4194304"
+# shellcheck disable=SC2086
+"$GDCC" "$tmp/conv1.ir" -t npu-systolic $ws32 --emit=loops >"$tmp/loops" 2>&1
+# shellcheck disable=SC2086
+if grep -q 'over dense pixels (109 x 109 in tiles of 32), [0-9]*: dense pixels$' "$tmp/loops" &&
+   "$GDCC" run "$tmp/conv1.ir" -t npu-systolic $ws32 --check --seed 1 --report="$tmp/c1.json" >"$tmp/out" 2>&1 &&
+   cyc=$(sed -n 's/.*"cycles": \([0-9]*\).*/\1/p' "$tmp/c1.json" | head -1) && [ -n "$cyc" ] && [ "$cyc" -lt 121939 ]; then ok; else
+	bad "ResNet's Conv1 on npu-systolic at 32 x 32 WS: not packed over dense pixels, a mismatch, or not under 121,939 cycles (${cyc:-?})"
+	grep -E 'conv on' "$tmp/loops"; tail -3 "$tmp/out"; fi
 # npu-systolic: a convolution's constant bias starts the accumulators and a
 # relu after it goes out with the tiles (tstore.relu): no vector pass.
 "$GDCC" "$SRCDIR/examples/resnet_block.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
