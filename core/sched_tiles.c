@@ -2108,9 +2108,14 @@ bool cg_tile_conv(CG *c, const Node *n)
 	if (btd && (btd->type.dtype != DT_F32 || btd->type.shape.rank != 1 || btd->type.shape.dim[0] != M))
 		btd = NULL;
 	g.bias = btd ? 0 : -1;
+	/* (rows one by one may not fit the scratchpad where another mapping
+	 * does: its k row of KH KW channel tiles cannot be chunked below a
+	 * channel tile, and packed k needs fewer tiles; the conv leaves the
+	 * array only if none fits) */
 	TilePlan pl = {0};
-	if (!tile_plan(c, &g, &pl))
-		return false;
+	bool rowsok = tile_plan(c, &g, &pl);
+	if (!rowsok)
+		pl.est = HUGE_VAL;
 	int64_t sw = w.stride[1], Wd = (w.in[1] + sw - 1) / sw;
 	bool clip = w.pb[0] || w.pb[1] || w.pe[0] || w.pe[1];
 	/* (a column stride: rows gathered from the input as it is where the
@@ -2118,7 +2123,7 @@ bool cg_tile_conv(CG *c, const Node *n)
 	g.cv = conv_gather(&w, C, sw > 1 && tile_has_estride(c));
 	/* (planned before its gather was set: B resident takes a matrix B
 	 * only) */
-	if (pl.bres && !tile_plan(c, &g, &pl))
+	if (rowsok && pl.bres && !tile_plan(c, &g, &pl))
 		return false;
 	/* The alternative for fewer channels than the array has rows (the
 	 * first layer's 3): k packed, KW x KH x C rows in ceil(K2 / n) tiles
@@ -2137,9 +2142,12 @@ bool cg_tile_conv(CG *c, const Node *n)
 		packk = tile_plan(c, &g3, &pl3) && pl3.est < pl.est;
 		if (c->p->loops) {
 			cg_indent(c);
-			fprintf(c->p->loops, "conv on the array: %lld k tiles of %lld channels at one kernel position, estimated %.0f cycles; "
+			char est[64] = "no plan fits the scratchpad";
+			if (rowsok)
+				snprintf(est, sizeof est, "estimated %.0f cycles", pl.est);
+			fprintf(c->p->loops, "conv on the array: %lld k tiles of %lld channels at one kernel position, %s; "
 					     "k packed, %lld tiles of %s rows%s, %.0f: %s\n",
-				(long long)(KH * KW * g.dk[2].count), (long long)(C < nn ? C : nn), pl.est, (long long)g3.dk[0].count,
+				(long long)(KH * KW * g.dk[2].count), (long long)(C < nn ? C : nn), est, (long long)g3.dk[0].count,
 				g3.cv.kwrows ? "(kh, channel, kw)" : "(kw, kh, channel)",
 				g3.cv.kwrows ? " (a (kh, channel) group's kernel columns one DMA)" : "", pl3.est, packk ? "packed" : "not packed");
 		}
@@ -2200,15 +2208,20 @@ bool cg_tile_conv(CG *c, const Node *n)
 		 * (a channel plane between rows); j is (image, tile of the
 		 * flattened rows) */
 		g2 = conv_flat_gemm(&g1, &w, M, nn);
-		if (tile_plan(c, &g2, &pl2)) {
+		bool fits = tile_plan(c, &g2, &pl2);
+		if (fits) {
 			segcost = conv_seg_cost(c, &g2, &pl2, &w, N, M, nn);
 			flat = pl2.est + segcost < pl.est;
 		}
 		if (c->p->loops) {
 			cg_indent(c);
-			fprintf(c->p->loops, "conv on the array: %s, estimated %.0f cycles; rows flattened over the "
-					     "input's width, %.0f + %.0f (its output by row segments): %s\n",
-				dense ? "dense pixels" : packk ? "k packed" : "output rows one by one", pl.est, pl2.est, segcost,
+			char est[64] = "no plan fits the scratchpad", fest[96] = "no plan fits the scratchpad";
+			if (pl.est < HUGE_VAL)
+				snprintf(est, sizeof est, "estimated %.0f cycles", pl.est);
+			if (fits)
+				snprintf(fest, sizeof fest, "%.0f + %.0f (its output by row segments)", pl2.est, segcost);
+			fprintf(c->p->loops, "conv on the array: %s, %s; rows flattened over the input's width, %s: %s\n",
+				dense ? "dense pixels" : packk ? "k packed" : "output rows one by one", est, fest,
 				flat ? "flattened" : dense ? "dense pixels" : packk ? "k packed" : "row by row");
 		}
 	}
@@ -2339,6 +2352,8 @@ bool cg_tile_conv(CG *c, const Node *n)
 			dense = true;
 		}
 	}
+	if (!rowsok && !packk && !dense && !flat)
+		return false; /* (no mapping fits the scratchpad) */
 	/* a relu right after folds into the bias pass.  (A batchnorm after the
 	 * conv is the graph pass bnfold's to fold into the weights and bias;
 	 * where it did not run, the batchnorm is its own per-channel

@@ -311,6 +311,17 @@ if [ "$(grep -c "$kwr" "$tmp/loops")" = 3 ] && grep -q 'rows gathered every 2 co
    "$GDCC" run "$SRCDIR/tests/backend/conv_kwrows.ir" -t npu-systolic --check --seed 1 >"$tmp/out" 2>&1 &&
    "$GDCC" run "$SRCDIR/tests/backend/conv_kwrows.ir" -t npu-systolic --param dma_bytes_per_cycle=1024 --check --seed 1 >>"$tmp/out" 2>&1; then ok; else
 	bad "conv_kwrows on npu-systolic: packed k not in (kh, channel, kw) groups, or a mismatch"; grep -E 'conv on' "$tmp/loops" "$tmp/loops2"; cat "$tmp/out"; fi
+# npu-systolic at 32 x 32 with the .md's 256 KiB scratchpad: rows one by
+# one of a 5 x 5 and a 7 x 7 over 3 channels (25 and 49 k tiles of a k row
+# that cannot be chunked) do not fit, but packed k does: every conv stays
+# on the array (it went to the vector unit, 4 x slower); checked.
+# shellcheck disable=SC2086
+"$GDCC" "$SRCDIR/tests/backend/conv_kwrows.ir" -t npu-systolic --param array_rows=32 --param array_cols=32 --emit=loops >"$tmp/loops" 2>&1
+if [ "$(grep -c 'one kernel position, no plan fits the scratchpad; k packed, .*: packed$' "$tmp/loops")" = 2 ] &&
+   [ "$(grep -c '^  tiles 32x32: ' "$tmp/loops")" = 3 ] && ! grep -q 'register block' "$tmp/loops" &&
+   "$GDCC" run "$SRCDIR/tests/backend/conv_kwrows.ir" -t npu-systolic --param array_rows=32 --param array_cols=32 --check --seed 1 >"$tmp/out" 2>&1; then ok; else
+	bad "conv_kwrows on npu-systolic at 32 x 32: a conv whose rows one by one do not fit left the array, or a mismatch"
+	grep -E 'conv on|tiles|register' "$tmp/loops"; cat "$tmp/out"; fi
 # npu-systolic: packed k over dense pixels (a j tile n of the output's
 # pixels in order, its k row one DMA a (kh, channel) group for each output
 # row it covers), at both DMA speeds; checked.
