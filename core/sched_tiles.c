@@ -2081,18 +2081,33 @@ static Tensor *tile_major_a(TileGemm *g, const float *a, int n)
 	return t;
 }
 
-bool cg_tile_conv(CG *c, const Node *n)
+/* A part of a depthwise convolution (TileDwPart): one image's channels
+ * [c0, c0 + C) as a convolution of its own, C -> C channels, its weights
+ * [C, C, KH, KW] zero but for each channel's own (the diagonal), the input
+ * and output at xoff and yoff bytes into theirs. */
+typedef struct {
+	int64_t C;
+	const float *w;   /* [C, C, KH, KW] */
+	const float *b;   /* the bias's C, or NULL */
+	int64_t xoff, yoff;
+	bool dry;         /* only whether a mapping fits: nothing emitted */
+} TileDwPart;
+
+/* The convolution n (group 1), or the part pt of a depthwise one, on the
+ * array; false (and nothing emitted) where no mapping fits. */
+static bool tile_conv_one(CG *c, const Node *n, const TileDwPart *pt)
 {
 	MFunc *f = c->f;
 	const Value *x = n->in[0], *wv = n->in[1], *b = n->nin == 3 ? n->in[2] : NULL, *y = n->out[0];
 	const Shape *xs = &x->type.shape, *ws = &wv->type.shape;
 	ConvWindow w;
-	if (xs->rank != 4 || attr_i(n, "group") != 1 || !conv_window(n, xs, ws->dim + 2, false, &w) || w.ns != 2)
+	if (xs->rank != 4 || (!pt && attr_i(n, "group") != 1) || !conv_window(n, xs, ws->dim + 2, false, &w) || w.ns != 2)
 		return false;
 	const Tensor *src = cg_const_data(c, wv->id);
 	if (!src)
 		return false;
-	int64_t N = xs->dim[0], C = xs->dim[1], M = ws->dim[0], KH = w.k[0], KW = w.k[1];
+	const float *wdata = pt ? pt->w : (const float *)src->data;
+	int64_t N = pt ? 1 : xs->dim[0], C = pt ? pt->C : xs->dim[1], M = pt ? pt->C : ws->dim[0], KH = w.k[0], KW = w.k[1];
 	int64_t HO = w.out[0], WO = w.out[1], P = HO * WO, K2 = KH * KW * C;
 	int nn = tile_side(c);
 	if (nn <= 0 || N <= 0 || M <= 0 || C <= 0 || P <= 0)
@@ -2105,9 +2120,12 @@ bool cg_tile_conv(CG *c, const Node *n)
 	/* a constant bias starts the accumulators (its tiles made now; the
 	 * plan reserves their room: the vreg is set below) */
 	const Tensor *btd = b ? cg_const_data(c, b->id) : NULL;
-	if (btd && (btd->type.dtype != DT_F32 || btd->type.shape.rank != 1 || btd->type.shape.dim[0] != M))
+	if (btd && (btd->type.dtype != DT_F32 || btd->type.shape.rank != 1 || btd->type.shape.dim[0] != (pt ? ws->dim[0] : M)))
 		btd = NULL;
-	g.bias = btd ? 0 : -1;
+	const float *bdata = pt ? pt->b : btd ? (const float *)btd->data : NULL;
+	if (pt && b && !bdata)
+		return false; /* (a part's bias is on the array, or the whole conv is not) */
+	g.bias = bdata ? 0 : -1;
 	/* (rows one by one may not fit the scratchpad where another mapping
 	 * does: its k row of KH KW channel tiles cannot be chunked below a
 	 * channel tile, and packed k needs fewer tiles; the conv leaves the
@@ -2354,6 +2372,8 @@ bool cg_tile_conv(CG *c, const Node *n)
 	}
 	if (!rowsok && !packk && !dense && !flat)
 		return false; /* (no mapping fits the scratchpad) */
+	if (pt && pt->dry)
+		return true;
 	/* a relu right after folds into the bias pass.  (A batchnorm after the
 	 * conv is the graph pass bnfold's to fold into the weights and bias;
 	 * where it did not run, the batchnorm is its own per-channel
@@ -2374,7 +2394,7 @@ bool cg_tile_conv(CG *c, const Node *n)
 					((float *)rt->data)[kwr   ? ((m * KH + i) * C + ch) * KW + j
 							    : kwo ? ((m * KW + j) * KH + i) * C + ch
 								  : ((m * KH + i) * KW + j) * C + ch] =
-						((const float *)src->data)[((m * C + ch) * KH + i) * KW + j];
+						wdata[((m * C + ch) * KH + i) * KW + j];
 	if (rl) {
 		c->fused[rl->id] = true;
 		if (c->p->loops) {
@@ -2399,24 +2419,29 @@ bool cg_tile_conv(CG *c, const Node *n)
 			fprintf(c->p->loops, "weights stored tile by tile: a panel's row tile of the whole k row in one DMA\n");
 		}
 	}
-	const char *wsym = cg_const_relayout(c, wv->id, rt);
+	const char *wsym = pt ? cg_add_data(c->p, rt) : cg_const_relayout(c, wv->id, rt);
 	int xin = x->id;
+	/* (a part: its channels' planes of the input and the output) */
+	int xb = pt ? tile_keep(c, TOP(SEL_ADD_I, R(cg_base_of(c, x->id)), TI(pt->xoff))) : cg_base_of(c, x->id), xbin = xb;
 	if (padcopy || denz) {
 		/* the input with its zeros in place */
 		xin = cg_scratch2(c, N * C * wz.in[0] * wz.in[1]);
-		tile_pad_copy(c, nn, N * C, w.in[0], w.in[1], w.pb[0], w.pb[1], wz.in[0], wz.in[1], cg_base_of(c, x->id),
-			      cg_base_of(c, xin));
+		xbin = cg_base_of(c, xin);
+		tile_pad_copy(c, nn, N * C, w.in[0], w.in[1], w.pb[0], w.pb[1], wz.in[0], wz.in[1], xb, xbin);
 	} else if (phsplit) {
 		/* split by phase by DMA, [N, C, H, sw, Wd] (a phase's columns past
 		 * its last are never read: the clipping stops at them) */
 		xin = cg_scratch(c, N * C * w.in[0] * sw * Wd);
-		tile_phase_copy(c, nn, N * C * w.in[0], w.in[1], sw, Wd, cg_base_of(c, x->id), cg_base_of(c, xin));
+		xbin = cg_base_of(c, xin);
+		tile_phase_copy(c, nn, N * C * w.in[0], w.in[1], sw, Wd, xb, xbin);
 	} else if (sw > 1 && !g.cv.es) {
+		if (pt)
+			return false; /* (not reached: a part needs dma.estride, cg_tile_conv) */
 		/* a column stride: the input split by column phase on the vector
 		 * unit, [N, C, H, sw, Wd], so that each DMA row is contiguous */
 		int64_t H = w.in[0], W = w.in[1];
 		xin = cg_scratch(c, N * C * H * sw * Wd);
-		cg_base_of(c, xin);
+		xbin = cg_base_of(c, xin);
 		if (W % sw)
 			cg_fill(c, xin, 0.0, N * C * H * sw * Wd);
 		for (int64_t ph = 0; ph < sw && ph < W; ph++) {
@@ -2431,31 +2456,32 @@ bool cg_tile_conv(CG *c, const Node *n)
 	TileGemm *gg = flat ? &g2 : &g;
 	int64_t chunks = flat ? (g2.dk[2].count + pl2.kc - 1) / pl2.kc : 1;
 	int ybuf = flat && g2.sg.on && chunks > 1 ? cg_scratch(c, N * M * PE) : out->id;
-	if (btd) {
+	if (bdata) {
 		/* the bias tiles: row r of tile t all b[t n + r] (0 past M) */
 		int64_t Mt = (M + nn - 1) / nn;
 		Shape bs = {2, {Mt * nn, nn}};
 		Tensor *bt = tensor_new(DT_F32, &bs);
 		for (int64_t r = 0; r < Mt * nn; r++)
 			for (int64_t j = 0; j < nn; j++)
-				((float *)bt->data)[r * nn + j] = r < M ? ((const float *)btd->data)[r] : 0.0f;
-		gg->bias = tile_keep(c, sel_sym(f, cg_const_relayout(c, b->id, bt)));
+				((float *)bt->data)[r * nn + j] = r < M ? bdata[r] : 0.0f;
+		gg->bias = tile_keep(c, sel_sym(f, pt ? cg_add_data(c->p, bt) : cg_const_relayout(c, b->id, bt)));
 	}
 	/* relu on the way out, after the bias (a bias not fused keeps both
 	 * in the vector pass) */
-	gg->relu = rl && (!b || btd);
-	if (c->p->loops && (btd || gg->relu)) {
+	gg->relu = rl && (!b || bdata);
+	if (c->p->loops && (bdata || gg->relu)) {
 		cg_indent(c);
-		fprintf(c->p->loops, "epilogue on the array:%s%s\n", btd ? " accumulators start from the bias" : "",
-			gg->relu ? (btd ? ", tiles out through relu (tstore.relu)" : " tiles out through relu (tstore.relu)") : "");
+		fprintf(c->p->loops, "epilogue on the array:%s%s\n", bdata ? " accumulators start from the bias" : "",
+			gg->relu ? (bdata ? ", tiles out through relu (tstore.relu)" : " tiles out through relu (tstore.relu)") : "");
 	}
 	gg->base[0] = tile_keep(c, sel_sym(f, wsym));
-	gg->base[1] = tile_keep(c, R(cg_base_of(c, xin)));
-	gg->base[2] = tile_keep(c, R(cg_base_of(c, ybuf)));
+	gg->base[1] = tile_keep(c, R(xbin));
+	int yb = pt ? tile_keep(c, TOP(SEL_ADD_I, R(cg_base_of(c, out->id)), TI(pt->yoff))) : cg_base_of(c, out->id);
+	gg->base[2] = ybuf == out->id ? yb : tile_keep(c, R(cg_base_of(c, ybuf)));
 	if (gg->sg.on)
-		gg->sg.base = tile_keep(c, R(cg_base_of(c, out->id)));
+		gg->sg.base = yb;
 	cg_tile_gemm(c, gg, flat ? &pl2 : &pl);
-	if ((b && !btd) || (rl && !gg->relu)) {
+	if ((b && !bdata) || (rl && !gg->relu)) {
 		/* the bias (and relu), on the vector unit; the channel's bias
 		 * loaded (and broadcast) once per channel */
 		int nv = cg_loop_begin(c, 0, N, 1), mv = cg_loop_begin(c, 0, M, 1);
@@ -2485,6 +2511,70 @@ bool cg_tile_conv(CG *c, const Node *n)
 		cg_loop_end(c);
 		cg_loop_end(c);
 	}
+	return true;
+}
+
+/* A convolution on the array.  A depthwise one (group = C = M: one input
+ * channel an output channel) goes as parts of n channels (the array's
+ * side) of one image, each a convolution of its own whose weights are
+ * zero but for the diagonal: the array computes n x n products of which n
+ * are useful, n MACs a cycle (1/n of it), where the vector unit's code did
+ * 0.4-1.6 (its loads and stores wait on one another, and a stride splits
+ * the input element by element; docs/npu.md), and the DMA gathers, clips
+ * and strides the input as for any convolution.  Planned first (a part of
+ * each size), so that where one does not fit nothing is emitted. */
+bool cg_tile_conv(CG *c, const Node *n)
+{
+	int64_t G = attr_i(n, "group");
+	if (G == 1)
+		return tile_conv_one(c, n, NULL);
+	const Value *x = n->in[0], *wv = n->in[1], *b = n->nin == 3 ? n->in[2] : NULL, *y = n->out[0];
+	const Shape *xs = &x->type.shape, *ws = &wv->type.shape;
+	const Tensor *src = cg_const_data(c, wv->id), *btd = b ? cg_const_data(c, b->id) : NULL;
+	int nn = tile_side(c);
+	ConvWindow w;
+	if (xs->rank != 4 || ws->rank != 4 || y->type.shape.rank != 4 || G != xs->dim[1] || ws->dim[0] != G || ws->dim[1] != 1 ||
+	    !src || src->type.dtype != DT_F32 || (b && (!btd || btd->type.dtype != DT_F32)) || nn <= 0 ||
+	    !conv_window(n, xs, ws->dim + 2, false, &w) || w.ns != 2)
+		return false;
+	/* (a column stride gathered in place: no part copies its input on
+	 * the vector unit) */
+	if (w.stride[1] > 1 && !tile_has_estride(c))
+		return false;
+	int64_t N = xs->dim[0], C = G, K2 = ws->dim[2] * ws->dim[3];
+	int64_t plane = xs->dim[2] * xs->dim[3] * 4, oplane = y->type.shape.dim[2] * y->type.shape.dim[3] * 4;
+	int64_t nparts = (C + nn - 1) / nn;
+	const float *wd = src->data, *bd = btd ? btd->data : NULL;
+	FILE *loops = c->p->loops;
+	if (loops) {
+		cg_indent(c);
+		fprintf(loops, "depthwise on the array: %lld image(s) x %lld part(s) of %lld channels (the last %lld), each a "
+			       "convolution with diagonal weights; the first part's plan:\n",
+			(long long)N, (long long)nparts, (long long)(nn < C ? nn : C), (long long)(C - (nparts - 1) * nn));
+	}
+	/* pass 0 plans the first and the last part, pass 1 emits them all */
+	for (int pass = 0; pass < 2; pass++)
+		for (int64_t q = 0; q < N * nparts; q++) {
+			int64_t img = q / nparts, part = q % nparts;
+			if (pass == 0 && q != 0 && q != nparts - 1)
+				continue;
+			int64_t c0 = part * nn, cn = c0 + nn <= C ? nn : C - c0;
+			float *pw = xcalloc((size_t)(cn * cn * K2), sizeof *pw);
+			for (int64_t m = 0; m < cn; m++)
+				memcpy(pw + (m * cn + m) * K2, wd + (c0 + m) * K2, (size_t)K2 * sizeof *pw);
+			TileDwPart pt = {cn, pw, bd ? bd + c0 : NULL, (img * C + c0) * plane, (img * C + c0) * oplane, pass == 0};
+			c->p->loops = pass == 1 && q == 0 ? loops : NULL;
+			bool ok = tile_conv_one(c, n, &pt);
+			c->p->loops = loops;
+			free(pw);
+			if (!ok) {
+				if (pass == 0)
+					return false;
+				diag_error(c->d, n->loc, "internal error: part %lld of depthwise convolution %s no longer fits the array",
+					   (long long)q, y->name);
+				return true;
+			}
+		}
 	return true;
 }
 
