@@ -76,9 +76,10 @@ typedef struct {
 	/* the epilogue on the array: the accumulators start from the bias
 	 * (bias: a vreg with the address of its tiles, n x n each, row r of
 	 * M tile t the bias of output row t n + r; -1: none) and the last k
-	 * chunk's tiles go out through relu (tstore.relu) */
+	 * chunk's tiles go out through an activation: relu 1 (tstore.relu),
+	 * 2 min(max(x, 0), 6) (a Clip(0, 6): tstore.relu6), 0 none */
 	int bias;
-	bool relu;
+	int relu;
 	bool bt;               /* B stored transposed: its tiles come in as n rows of k (mma.t) */
 	/* A constant (a convolution's weights) that may be stored tile by tile
 	 * (tile_major_a): a panel's row tile of a whole k row is then one DMA
@@ -683,19 +684,20 @@ static void tile_mmas(CG *c, const TilePlan *pl, int from, int to, int64_t Kc, i
 }
 
 /* The accumulators out: to the staging tiles, then by DMA to Y. */
-/* The accumulators to the staging tiles (through relu: tstore.relu). */
-static void tile_stage(CG *c, const TilePlan *pl, int bm, int outbuf, bool relu, const int *acc)
+/* The accumulators to the staging tiles (through the activation relu,
+ * TileGemm.relu: tstore.relu, tstore.relu6). */
+static void tile_stage(CG *c, const TilePlan *pl, int bm, int outbuf, int relu, const int *acc)
 {
 	for (int ii = 0; ii < bm; ii++) {
 		BursNode *x = R(acc[ii]);
 		if (relu)
-			x = sel_op(c->f, SEL_TRELU, x, NULL, NULL);
+			x = sel_op(c->f, relu == 2 ? SEL_TRELU6 : SEL_TRELU, x, NULL, NULL);
 		sel_effect(c->f, TOP(SEL_TSTORE, TOP(SEL_ADD_I, R(outbuf), TI(ii * pl->tb)), x));
 	}
 }
 
 static void tile_out(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int outbuf, int yaddr, int cols,
-		     bool relu, const int *acc)
+		     int relu, const int *acc)
 {
 	MFunc *f = c->f;
 	int n = pl->n;
@@ -716,7 +718,7 @@ static void tile_out(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, i
  * A segment that is empty (in the dropped columns, or a row past the last)
  * moves no rows. */
 static void tile_out_seg(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int outbuf, int img, int oh, int fc,
-			 bool relu, const int *acc)
+			 int relu, const int *acc)
 {
 	MFunc *f = c->f;
 	const TileSeg *q = &g->sg;
@@ -1054,7 +1056,7 @@ static void tile_ypos_copy(CG *c, const TileYPos *to, const TileYPos *from)
  * chunk before the last with the partial sums in the scratchpad: stored to
  * the tiles of j index jn + dj there instead (ps non-NULL). */
 static void tile_emit_out(CG *c, const TileGemm *g, const TilePlan *pl, int64_t p0, int bm, int ocur, int64_t o01,
-			  const TileYPos *q, bool relu, const TilePsum *ps, int64_t dj, const int *acc)
+			  const TileYPos *q, int relu, const TilePsum *ps, int64_t dj, const int *acc)
 {
 	if (ps) {
 		for (int ii = 0; ii < bm; ii++)
@@ -1230,7 +1232,7 @@ static void cg_tile_gemm(CG *c, const TileGemm *g, const TilePlan *pl)
 			int64_t sb = (Kc + (g->cv.packk ? 1 : 0)) * pl->tb; /* a stream buffer (and its spare tile) */
 			/* (B resident: every j's k row a region of its own, from s0) */
 			int64_t s1 = s0 + sb, o0 = pl->bres ? s0 + Jt * sb : s1 + sb, o1 = o0 + bm * pl->tb, yin = o1 + bm * pl->tb;
-			bool relu = g->relu && ch == chunks - 1;
+			int relu = ch == chunks - 1 ? g->relu : 0;
 			if (ch == 0 && g->bias >= 0) {
 				/* the panel's bias tiles, after yin (tile_init) */
 				sel_effect(f, sel_op(f, SEL_DMA_CFG, TI(pl->rb), TI(pl->rb), TI(0)));
@@ -2081,6 +2083,14 @@ static Tensor *tile_major_a(TileGemm *g, const float *a, int n)
 	return t;
 }
 
+/* Is n a Clip(0, 6) (relu6) the target's move out can apply
+ * (tile.relu6)? */
+static bool tile_is_relu6(CG *c, const Node *n)
+{
+	return n->op == OP_CLIP && attr_present(n, "min") && attr_present(n, "max") && attr_f(n, "min") == 0.0 &&
+	       attr_f(n, "max") == 6.0 && n->out[0]->type.dtype == DT_F32 && cg_covers(c, SEL_TRELU6, target_class_for(c->t, SORT_T));
+}
+
 /* A part of a depthwise convolution (TileDwPart): one image's channels
  * [c0, c0 + C) as a convolution of its own, C -> C channels, its weights
  * [C, C, KH, KW] zero but for each channel's own (the diagonal), the input
@@ -2378,8 +2388,10 @@ static bool tile_conv_one(CG *c, const Node *n, const TileDwPart *pt)
 	 * conv is the graph pass bnfold's to fold into the weights and bias;
 	 * where it did not run, the batchnorm is its own per-channel
 	 * multiply-add, batchnorm_affine.) */
+	/* (or a Clip(0, 6), where the .md has tile.relu6) */
 	const Node *rl = cg_sole_user(c, y);
-	if (rl && rl->op != OP_RELU)
+	int act = !rl ? 0 : rl->op == OP_RELU ? 1 : tile_is_relu6(c, rl) ? 2 : 0;
+	if (!act)
 		rl = NULL;
 	const Value *out = rl ? rl->out[0] : y;
 	/* the weights [M, KH, KW, C] ([M, KW, KH, C] with k packed, [M, KH,
@@ -2399,7 +2411,7 @@ static bool tile_conv_one(CG *c, const Node *n, const TileDwPart *pt)
 		c->fused[rl->id] = true;
 		if (c->p->loops) {
 			cg_indent(c);
-			fprintf(c->p->loops, "fused into this kernel: relu %s\n", rl->out[0]->name);
+			fprintf(c->p->loops, "fused into this kernel: %s %s\n", act == 2 ? "clip(0, 6)" : "relu", rl->out[0]->name);
 		}
 	}
 	TileGemm *ga = flat ? &g2 : &g;
@@ -2468,11 +2480,13 @@ static bool tile_conv_one(CG *c, const Node *n, const TileDwPart *pt)
 	}
 	/* relu on the way out, after the bias (a bias not fused keeps both
 	 * in the vector pass) */
-	gg->relu = rl && (!b || bdata);
+	gg->relu = rl && (!b || bdata) ? act : 0;
 	if (c->p->loops && (bdata || gg->relu)) {
 		cg_indent(c);
-		fprintf(c->p->loops, "epilogue on the array:%s%s\n", bdata ? " accumulators start from the bias" : "",
-			gg->relu ? (bdata ? ", tiles out through relu (tstore.relu)" : " tiles out through relu (tstore.relu)") : "");
+		fprintf(c->p->loops, "epilogue on the array:%s%s%s\n", bdata ? " accumulators start from the bias" : "",
+			gg->relu && bdata ? "," : "",
+			gg->relu == 2 ? " tiles out through min(max(x, 0), 6) (tstore.relu6)"
+			: gg->relu ? " tiles out through relu (tstore.relu)" : "");
 	}
 	gg->base[0] = tile_keep(c, sel_sym(f, wsym));
 	gg->base[1] = tile_keep(c, R(xbin));
@@ -2505,6 +2519,8 @@ static bool tile_conv_one(CG *c, const Node *n, const TileDwPart *pt)
 				v = cg_bin(c, SEL_ADD_V, SEL_ADD_F, vector, v, R(vector ? bvec : bs));
 			if (rl)
 				v = cg_bin(c, SEL_MAX_V, SEL_MAX_F, vector, v, cg_splat(c, 0.0, vector));
+			if (rl && act == 2)
+				v = cg_bin(c, SEL_MIN_V, SEL_MIN_F, vector, v, cg_splat(c, 6.0, vector));
 			cg_store(c, out->id, &ya, vector, v);
 			cg_loop_end(c);
 		}

@@ -21,7 +21,7 @@ enum {
 	I_VADD, I_VSUB, I_VMUL, I_VMAX, I_VMIN, I_VFMA, I_VFMAS, I_VMULS, I_VNEG, I_VABS,
 	I_VBCAST, I_VBCASTM, I_VMV, I_VLD, I_VLDM, I_VST, I_VSTM, I_VMASK, I_VCMPLT,
 	I_VCMPLE, I_VSEL, I_VREDSUM, I_VREDMAX,
-	I_DMACFG, I_DMAES, I_MVIN, I_MVOUT, I_TZERO, I_TLOAD, I_TSTORE, I_TSTORER, I_TADD, I_TRELU,
+	I_DMACFG, I_DMAES, I_MVIN, I_MVOUT, I_TZERO, I_TLOAD, I_TSTORE, I_TSTORER, I_TSTORER6, I_TADD, I_TRELU, I_TRELU6,
 	I_MMA, I_FENCE,
 	NI_OPS
 };
@@ -78,7 +78,8 @@ static const IsaEntry isa[] = {
 	{"mvout", I_MVOUT, "mma", 0, ENG_DMA}, {"tzero", I_TZERO, "t", 0, ENG_ACC},
 	{"tload", I_TLOAD, "tm", 0, ENG_ACC},  {"tstore", I_TSTORE, "mt", 0, ENG_ACC},
 	{"tstore.relu", I_TSTORER, "mt", 0, ENG_ACC}, {"tadd", I_TADD, "tt", 0, ENG_ACC},
-	{"trelu", I_TRELU, "t", 0, ENG_ACC},   {"mma", I_MMA, "tmm", 0, ENG_ARRAY},
+	{"trelu", I_TRELU, "t", 0, ENG_ACC},   {"tstore.relu6", I_TSTORER6, "mt", 0, ENG_ACC},
+	{"trelu6", I_TRELU6, "t", 0, ENG_ACC},   {"mma", I_MMA, "tmm", 0, ENG_ARRAY},
 	{"mma.t", I_MMA, "tmm", F_BT, ENG_ARRAY},
 	{"fence", I_FENCE, "", 0, 0},
 };
@@ -1451,9 +1452,11 @@ static int64_t engine(Run *r, int op, int64_t issue)
 		case I_TZERO: dst = slots[ns++] = in->o[0].reg; break;
 		case I_TLOAD: dst = slots[ns++] = in->o[0].reg; row = sp_tile(r, eaddr(r, &in->o[1])); break;
 		case I_TSTORE:
-		case I_TSTORER: slots[ns++] = in->o[1].reg; row = sp_tile(r, eaddr(r, &in->o[0])); break;
+		case I_TSTORER:
+		case I_TSTORER6: slots[ns++] = in->o[1].reg; row = sp_tile(r, eaddr(r, &in->o[0])); break;
 		case I_TADD: dst = slots[ns++] = in->o[0].reg; slots[ns++] = in->o[1].reg; break;
-		case I_TRELU: dst = slots[ns++] = in->o[0].reg; break;
+		case I_TRELU:
+		case I_TRELU6: dst = slots[ns++] = in->o[0].reg; break;
 		}
 		if (r->failed)
 			return issue;
@@ -1466,7 +1469,7 @@ static int64_t engine(Run *r, int op, int64_t issue)
 			start = max64(start, r->slot_ready[slots[i]]);
 		if (op == I_TLOAD)
 			start = max64(start, rows_max(r->row_ready, row, n));
-		if (op == I_TSTORE || op == I_TSTORER)
+		if (op == I_TSTORE || op == I_TSTORER || op == I_TSTORER6)
 			start = max64(start, rows_max(r->row_read, row, n));
 		int64_t end = start + (op == I_TZERO ? 1 : n);
 		r->acc_free = end;
@@ -1478,12 +1481,12 @@ static int64_t engine(Run *r, int op, int64_t issue)
 			rows_max_set(r->row_read, row, n, end);
 			st->sp_rd += tile;
 		}
-		if (op == I_TSTORE || op == I_TSTORER) {
+		if (op == I_TSTORE || op == I_TSTORER || op == I_TSTORER6) {
 			rows_set(r->row_ready, row, n, end);
 			st->sp_wr += tile;
 		}
 		st->acc_rd += (op == I_TZERO || op == I_TLOAD) ? 0 : tile * (op == I_TADD ? 2 : 1);
-		st->acc_wr += (op == I_TSTORE || op == I_TSTORER) ? 0 : tile;
+		st->acc_wr += (op == I_TSTORE || op == I_TSTORER || op == I_TSTORER6) ? 0 : tile;
 		st->unit_busy[s->engine_unit[ENG_ACC]] += (double)(end - start);
 		done(r, end);
 		return start;
@@ -1494,6 +1497,12 @@ static int64_t engine(Run *r, int op, int64_t issue)
 static float relu(float x)
 {
 	return x > 0.0f ? x : 0.0f;
+}
+
+/* min(max(x, 0), 6) (NaN stays NaN, as in the reference's Clip) */
+static float relu6(float x)
+{
+	return x < 0.0f ? 0.0f : x > 6.0f ? 6.0f : x;
 }
 
 /* The functional effect of one instruction; returns the next pc, or -1. */
@@ -1747,7 +1756,7 @@ static int execute(Run *r, int pc)
 			memcpy(s->acc + (size_t)d0 * n * n, s->sp + row * n * 4, (size_t)n * n * 4);
 		break;
 	}
-	case I_TSTORE: case I_TSTORER: {
+	case I_TSTORE: case I_TSTORER: case I_TSTORER6: {
 		int64_t row = sp_tile(r, eaddr(r, &o[0]));
 		if (row < 0)
 			break;
@@ -1755,8 +1764,9 @@ static int execute(Run *r, int pc)
 		if (isa[in->entry].op == I_TSTORE) {
 			memcpy(s->sp + row * n * 4, src, (size_t)n * n * 4);
 		} else {
+			bool six = isa[in->entry].op == I_TSTORER6;
 			for (int i = 0; i < n * n; i++) {
-				float v = relu(src[i]);
+				float v = six ? relu6(src[i]) : relu(src[i]);
 				memcpy(s->sp + row * n * 4 + i * 4, &v, 4);
 			}
 		}
@@ -1768,10 +1778,11 @@ static int execute(Run *r, int pc)
 			dst[i] += src[i];
 		break;
 	}
-	case I_TRELU: {
+	case I_TRELU: case I_TRELU6: {
 		float *dst = s->acc + (size_t)d0 * n * n;
+		bool six = isa[in->entry].op == I_TRELU6;
 		for (int i = 0; i < n * n; i++)
-			dst[i] = relu(dst[i]);
+			dst[i] = six ? relu6(dst[i]) : relu(dst[i]);
 		break;
 	}
 	case I_MMA: {

@@ -349,6 +349,17 @@ IR
 if "$GDCC" run "$tmp/dw2.ir" -t npu-systolic --check --seed 1 --report="$tmp/dw2.json" >"$tmp/out" 2>&1 &&
    cyc=$(sed -n 's/.*"cycles": \([0-9]*\).*/\1/p' "$tmp/dw2.json" | head -1) && [ -n "$cyc" ] && [ "$cyc" -lt 1500000 ]; then ok; else
 	bad "MobileNet's stride-2 depthwise layer on npu-systolic: a mismatch, or not under 1.5 M cycles (${cyc:-?})"; tail -3 "$tmp/out"; fi
+# npu-systolic: a Clip(0, 6) after a convolution goes out with the tiles
+# (tstore.relu6; a depthwise and a 1 x 1), one with other bounds or a minimum
+# only is a vector pass; checked (values past both bounds).
+"$GDCC" "$SRCDIR/tests/backend/conv_relu6.ir" -t npu-systolic --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" -S "$SRCDIR/tests/backend/conv_relu6.ir" -t npu-systolic -o "$tmp/r6.s" 2>"$tmp/err"
+if [ "$(grep -c 'tiles out through min(max(x, 0), 6) (tstore.relu6)$' "$tmp/loops")" = 2 ] &&
+   grep -q '^kernel [0-9]*: y3 = clip$' "$tmp/loops" && grep -q '^kernel [0-9]*: y4 = clip$' "$tmp/loops" &&
+   grep -q 'tstore.relu6' "$tmp/r6.s" &&
+   "$GDCC" run "$SRCDIR/tests/backend/conv_relu6.ir" -t npu-systolic --check --seed 1 >"$tmp/out" 2>&1; then ok; else
+	bad "conv_relu6 on npu-systolic: a Clip(0, 6) not on the array's move out, another clip fused, or a mismatch"
+	grep -E 'kernel|fused|epilogue' "$tmp/loops"; cat "$tmp/out"; fi
 # npu-systolic: packed k over dense pixels (a j tile n of the output's
 # pixels in order, its k row one DMA a (kh, channel) group for each output
 # row it covers), at both DMA speeds; checked.

@@ -401,6 +401,31 @@ Test(npusim, mvin_partial_and_zero_fill)
 	npusim_free(s);
 }
 
+Test(npusim, relu6_on_the_way_out_and_in_place)
+{
+	/* one row of 8 values into a tile; tstore.relu6 clamps to [0, 6] on
+	 * the way out (a NaN stays a NaN, as the reference's Clip), trelu6 in
+	 * the accumulator; both rows out */
+	const char *text = "gdcc_entry:\n"
+			   "\tld a1, [a0+0]\n\tld a2, [a0+8]\n\tli a3, #1\n\tli a4, #32\n\tli a5, #32\n"
+			   "\tdmacfg a4, a5\n\tli a6, #2048\n\tmvin [a6], [a1], a3\n"
+			   "\ttload t1, [a6]\n\tli a7, #3072\n\ttstore.relu6 [a7], t1\n\tmvout [a2], [a7], a3\n"
+			   "\ttload t2, [a6]\n\ttrelu6 t2\n\tli a7, #4096\n\ttstore [a7], t2\n\taddi a2, a2, #32\n"
+			   "\tmvout [a2], [a7], a3\n\tfence\n\tli a0, #0\n\tret\n";
+	float in[8] = {-1.5f, 0.0f, 3.25f, 6.0f, 6.5f, 1e30f, -1e30f, NAN};
+	float out[16];
+	void *bufs[] = {in, out};
+	size_t sizes[] = {sizeof in, sizeof out};
+	NpuSim *s = load_on(npu(), text);
+	run_ok(s, 2, bufs, sizes);
+	float w[8] = {0.0f, 0.0f, 3.25f, 6.0f, 6.0f, 6.0f, 0.0f, NAN};
+	for (int h = 0; h < 2; h++)
+		for (int i = 0; i < 7; i++)
+			cr_assert_float_eq(out[h * 8 + i], w[i], 0, "out[%d] = %g", h * 8 + i, out[h * 8 + i]);
+	cr_assert(isnan(out[7]) && isnan(out[15]), "NaN clamped: %g %g", out[7], out[15]);
+	npusim_free(s);
+}
+
 Test(npusim, mvin_spans_tiles)
 {
 	/* 40 rows of 64 bytes (the .md's dma_max_tiles lets one mvin fill
