@@ -47,6 +47,11 @@ typedef struct {
 	 * line of each of a group's rows of B^T) of the copy prefetches the next
 	 * group's rows at that line, a few a k (0: none) */
 	int64_t pf_line;
+	/* B's panels (packed) read pf_b k's ahead in the k loop, a prefetch a
+	 * vector (the .md's prefetch_bytes over a panel's row; 0: none): the
+	 * panel streams from L2 and the hardware's next-line prefetch into L1
+	 * does not keep up with 2 lines every 14 cycles */
+	int64_t pf_b;
 	bool tr;         /* B read through a transpose (from its operand) */
 	int64_t nc;      /* N block (columns), 0: none */
 } Mm;
@@ -264,6 +269,13 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 		for (int j = 0; j < nr; j++)
 			lir_assign(k, acc[i][j], lir_op(k, SEL_FMA_V, lir_ref(k, a), lir_ref(k, b[j]), lir_ref(k, acc[i][j])));
 	}
+	if (x->pf_b > 0 && pk->buf >= 0 && nr == 2)
+		for (int j = 0; j < nr; j++) {
+			LirAffine a = panel_at(x, pk, cl, j);
+			lir_term(k, &a, kv, cl->w); /* (its lane 0: lv is 0 in a group of 2 vectors) */
+			a.off += x->pf_b * cl->w; /* (past the panels' end near the last k: a hint) */
+			lir_prefetch(k, pk->buf, &a);
+		}
 	if (x->pf_now) {
 		/* the next block's last row at this k: the line its rows
 		 * (mr * 4 <= 64 bytes) do not share with this block's, which the
@@ -663,6 +675,7 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 	x->pf_a = m->a_m == 1 && m->a_k > 1 && m->M > mr && cg_has_prefetch(c);
 	x->pf_line = x->b_n != 1 && cg_has_prefetch(c) ? param_or(c->t, "cache_line", 0) / 4 : 0;
 	x->pack_nn = l2 > 0 && m->K * m->N * 4 > l2 / 2 && m->M > mr;
+	x->pf_b = cg_has_prefetch(c) ? param_or(c->t, "prefetch_bytes", 0) / (4 * w2) : 0;
 	ColClass cc[3];
 	int ncc = col_classes(x, vend, nend, cc);
 	Pack pk = {-1, 0, 0, false, 0, -1};

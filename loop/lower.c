@@ -22,6 +22,17 @@ typedef struct {
 	int nmask;        /* lane masks made before the loops: of mlanes[i] lanes in vreg mreg[i] */
 	int64_t mlanes[LIR_HOIST_MASKS_MAX];
 	int mreg[LIR_HOIST_MASKS_MAX];
+	/* indices computed in the straight-line code since the last loop
+	 * boundary: their terms (variables' vregs and coefficients) and the
+	 * vreg that holds them, reused by the accesses that differ only in
+	 * their constant (an epilogue's rows) */
+	struct IdxMemo {
+		int n;
+		int reg[LIR_MAX_TERMS];
+		int64_t coef[LIR_MAX_TERMS];
+		int vreg;
+	} *memo;
+	int nmemo, capmemo;
 } Low;
 
 /* The mask of the masked loop around: a vreg made before the loops, or
@@ -70,19 +81,42 @@ static BursNode *as_sort(Low *w, Tree t, Sort want)
 	return t.n;
 }
 
+/* sum coef * var of a's terms (NULL: none), a vreg computed once for the
+ * same terms since the last loop boundary where it takes arithmetic */
 static BursNode *index_of(Low *w, const LirAffine *a)
 {
 	MFunc *f = w->f;
+	struct IdxMemo key = {0};
+	for (int i = 0; i < a->n; i++)
+		if (a->t[i].coef != 0) {
+			key.reg[key.n] = w->xv[a->t[i].var];
+			key.coef[key.n++] = a->t[i].coef;
+		}
+	if (key.n == 0)
+		return NULL;
+	if (key.n == 1 && key.coef[0] == 1)
+		return sel_reg(f, key.reg[0]);
+	for (int m = 0; m < w->nmemo; m++) {
+		const struct IdxMemo *e = &w->memo[m];
+		if (e->n == key.n && !memcmp(e->reg, key.reg, (size_t)key.n * sizeof *key.reg) &&
+		    !memcmp(e->coef, key.coef, (size_t)key.n * sizeof *key.coef))
+			return sel_reg(f, e->vreg);
+	}
 	BursNode *idx = NULL;
-	for (int i = 0; i < a->n; i++) {
-		if (a->t[i].coef == 0)
-			continue;
-		BursNode *term = sel_reg(f, w->xv[a->t[i].var]);
-		if (a->t[i].coef != 1)
-			term = sel_op(f, SEL_MUL_I, term, sel_consti(f, a->t[i].coef), NULL);
+	for (int i = 0; i < key.n; i++) {
+		BursNode *term = sel_reg(f, key.reg[i]);
+		if (key.coef[i] != 1)
+			term = sel_op(f, SEL_MUL_I, term, sel_consti(f, key.coef[i]), NULL);
 		idx = idx ? sel_op(f, SEL_ADD_I, idx, term, NULL) : term;
 	}
-	return idx;
+	key.vreg = mfunc_vreg(f, w->l->icls);
+	sel_assign(f, key.vreg, idx);
+	if (w->nmemo == w->capmemo) {
+		w->capmemo = w->capmemo ? 2 * w->capmemo : 16;
+		w->memo = xrealloc(w->memo, (size_t)w->capmemo * sizeof *w->memo);
+	}
+	w->memo[w->nmemo++] = key;
+	return sel_reg(f, key.vreg);
 }
 
 /* base + esize * index (from a pointer temporary when hoisted) */
@@ -96,9 +130,10 @@ static BursNode *address(Low *w, int buf, const LirAffine *a, int ptr, const Lir
 	int shift = es == 8 ? 3 : es == 4 ? 2 : es == 2 ? 1 : 0;
 	if (!idx)
 		return ix->off ? sel_op(f, SEL_ADD_I, base, sel_consti(f, es * ix->off), NULL) : base;
-	if (ix->off)
-		idx = sel_op(f, SEL_ADD_I, idx, sel_consti(f, ix->off), NULL);
-	return sel_op(f, SEL_ADD_I, base, shift ? sel_op(f, SEL_SHL_I, idx, sel_consti(f, shift), NULL) : idx, NULL);
+	/* (base + index << shift) + esize * off: the target's addressing
+	 * forms take the constant as a displacement */
+	BursNode *ad = sel_op(f, SEL_ADD_I, base, shift ? sel_op(f, SEL_SHL_I, idx, sel_consti(f, shift), NULL) : idx, NULL);
+	return ix->off ? sel_op(f, SEL_ADD_I, ad, sel_consti(f, es * ix->off), NULL) : ad;
 }
 
 static bool moves(const Low *w, const LirAffine *a)
@@ -281,6 +316,7 @@ static void lstmt(Low *w, const LirStmt *s)
 		int v = mfunc_vreg(f, w->l->icls);
 		w->xv[s->var] = v;
 		sel_assign(f, v, sel_consti(f, x->lo));
+		w->nmemo = 0; /* (no index computed out of a loop is used in it, or after it) */
 		int saved_v = w->vvar;
 		int64_t saved_m = w->masked;
 		if (x->kind == LIR_LOOP_MASKED) {
@@ -290,6 +326,7 @@ static void lstmt(Low *w, const LirStmt *s)
 			lblock(w, &s->body);
 			w->vvar = saved_v;
 			w->masked = saved_m;
+			w->nmemo = 0;
 			return;
 		}
 		int label = sel_new_label(f);
@@ -304,6 +341,7 @@ static void lstmt(Low *w, const LirStmt *s)
 			w->vvar = s->var;
 		lblock(w, &s->body);
 		w->vvar = saved_v;
+		w->nmemo = 0;
 		BursNode *step = vl >= 0 ? sel_reg(f, vl) : sel_consti(f, x->step);
 		sel_assign(f, v, sel_op(f, SEL_ADD_I, sel_reg(f, v), step, NULL));
 		sel_branch(f, sel_op(f, SEL_BRLT_I, sel_reg(f, v), sel_consti(f, x->hi), NULL), label);
@@ -361,7 +399,7 @@ static void hoist_masks(Low *w)
 
 bool lir_lower(const LirKernel *k, const LirLower *l)
 {
-	Low w = {k, l, l->f, NULL, NULL, NULL, NULL, k->outer_vector, 0, true, 0, {0}, {0}};
+	Low w = {.k = k, .l = l, .f = l->f, .vvar = k->outer_vector, .ok = true};
 	w.tv = xmalloc(((size_t)k->ntemps + 1) * sizeof *w.tv);
 	w.ts = xcalloc((size_t)k->ntemps + 1, sizeof *w.ts);
 	for (int i = 0; i < k->ntemps; i++)
@@ -385,5 +423,6 @@ bool lir_lower(const LirKernel *k, const LirLower *l)
 	free(w.ts);
 	free(w.xv);
 	free(w.base);
+	free(w.memo);
 	return w.ok;
 }
