@@ -47,6 +47,10 @@ typedef struct {
 	 * line of each of a group's rows of B^T) of the copy prefetches the next
 	 * group's rows at that line, a few a k (0: none) */
 	int64_t pf_line;
+	/* ... and that copy goes row by row of B^T (a line of k's of one row,
+	 * then the next row), not k by k across a group's rows: where the
+	 * group's rows at one k are more lines in one L1 set than its ways */
+	bool bt_rows;
 	/* B's panels (packed) read pf_b k's ahead in the k loop, a prefetch a
 	 * vector (the .md's prefetch_bytes over a panel's row; 0: none): the
 	 * panel streams from L2 and the hardware's next-line prefetch into L1
@@ -417,6 +421,42 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, i
 		if (cc[q].hi - cc[q].lo > cc[q].w)
 			cl.g = lir_for(k, 0, (cc[q].hi - cc[q].lo) / cc[q].w, 1);
 		int64_t lf = x->pf_line;
+		if (lf > 0 && x->bt_rows && !cc[q].masked && cl.w % lf == 0 && (k1 - k0) % lf == 0) {
+			/* k = k0 + lf ko + ki: a cache line of k's (lf) at a
+			 * time, a row of B^T (a column j) at a time: its lf k's
+			 * one line, read once; the w rows of a group all at one
+			 * k would be w lines at B's row stride, as many in one L1
+			 * set where the stride is a multiple of 4 KiB (2048 k's:
+			 * 32 lines in a 12-way set, each read again from L2 at
+			 * each k).  Each row prefetches the next group's row j
+			 * at that line, so that the next group's copy finds it
+			 * in L1 or L2, not in L3 at a stride the hardware does
+			 * not follow (the rows past B's last: a hint). */
+			int ko = lir_for(k, 0, (k1 - k0) / lf, 1), jv = lir_for(k, 0, cl.w, 1);
+			for (int64_t ki = 0; ki < lf; ki++) {
+				LirAffine kk = lir_affine(k0 + ki);
+				lir_term(k, &kk, ko, lf);
+				LirAffine pa = panel_at(x, pk, &cl, 0);
+				add_scaled(x, &pa, &kk, cl.w);
+				lir_term(k, &pa, jv, 1);
+				LirAffine bk = lir_affine(0);
+				add_scaled(x, &bk, &kk, x->m->b_k);
+				LirAffine ba = bt_at(x, &cl, nb, 0, &bk);
+				lir_term(k, &ba, jv, x->b_n);
+				lir_store(k, pk->buf, &pa, lir_load(k, x->B, &ba));
+			}
+			LirAffine fk = lir_affine(k0 * x->m->b_k);
+			lir_term(k, &fk, ko, lf * x->m->b_k);
+			LirAffine fa = bt_at(x, &cl, nb, cl.w, &fk);
+			lir_term(k, &fa, jv, x->b_n);
+			lir_prefetch(k, x->B, &fa);
+			lir_end(k);
+			lir_strength_reduce(k, jv);
+			lir_end(k);
+			if (cl.g >= 0)
+				lir_end(k);
+			continue;
+		}
 		if (lf > 0 && !cc[q].masked && cl.w % lf == 0 && (k1 - k0) % lf == 0) {
 			/* k = k0 + lf ko + ki: at each k, w / lf rows of the
 			 * next group (its first column w on), line ko of each, so
@@ -601,6 +641,24 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The most of n cache lines a stride bytes apart that fall in one set of
+ * the .md's L1 (l1d_bytes / l1d_ways / 64 sets; 8 ways where it does not
+ * say); 0 where it has no l1d_bytes */
+static int64_t set_most(const Target *t, int64_t n, int64_t stride)
+{
+	int64_t l1 = param_or(t, "l1d_bytes", 0), ways = param_or(t, "l1d_ways", 8);
+	int64_t sets = ways > 0 ? l1 / ways / 64 : 0, most = 0;
+	if (sets < 1)
+		return 0;
+	int64_t *cnt = xcalloc((size_t)sets, sizeof *cnt);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t c = ++cnt[i * stride / 64 % sets];
+		most = c > most ? c : most;
+	}
+	free(cnt);
+	return most;
+}
+
 /* Whether a register block's rows of A, read in place across a K block,
  * would not stay in L1: more of their cache lines in one set than half of
  * its ways (l1d_bytes / l1d_ways / 64 sets; 8 ways where the .md does not
@@ -674,6 +732,7 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 	x->pack_a = nend >= 2 * w2 && a_conflicts(x, mr, kc);
 	x->pf_a = m->a_m == 1 && m->a_k > 1 && m->M > mr && cg_has_prefetch(c);
 	x->pf_line = x->b_n != 1 && cg_has_prefetch(c) ? param_or(c->t, "cache_line", 0) / 4 : 0;
+	x->bt_rows = x->b_n != 1 && set_most(c->t, w2, x->b_n * 4) > param_or(c->t, "l1d_ways", 8);
 	x->pack_nn = l2 > 0 && m->K * m->N * 4 > l2 / 2 && m->M > mr;
 	x->pf_b = cg_has_prefetch(c) ? param_or(c->t, "prefetch_bytes", 0) / (4 * w2) : 0;
 	ColClass cc[3];

@@ -192,6 +192,15 @@ if grep -q 'prefetch bt\[16\*i[0-9]* + 600\*i[0-9]* + 9600\]' "$tmp/loops" &&
 	bad "gemm_packs: the copy of B^T does not prefetch the next group's rows"; grep -m4 prefetch "$tmp/loops" "$tmp/loops.avx2"; fi
 "$GDCC" "$SRCDIR/tests/backend/gemm_packs.ir" -t riscv-rvv --emit=loops >"$tmp/loops" 2>&1
 if ! grep -q prefetch "$tmp/loops"; then ok; else bad "gemm_packs on riscv-rvv: a prefetch (its .md has none)"; fi
+# ... but where a group's rows at one k would be more lines in one L1 set
+# than its ways (gemm_bt_rows: K = 1024, rows 4 KiB apart), row by row: a
+# line of 16 k's of a row, then the next row, each prefetching the next
+# group's same row (row 32 on: 32768 elements); gemm_packs' K = 300 stays k
+# by k (above).
+"$GDCC" "$SRCDIR/tests/backend/gemm_bt_rows.ir" -t x86-avx512 --emit=loops >"$tmp/loops" 2>&1
+if grep -q '= bt\[16\*i[0-9]* + 32768\*i[0-9]* + 1024\*i[0-9]* + 15\]' "$tmp/loops" &&
+   grep -q 'prefetch bt\[16\*i[0-9]* + 32768\*i[0-9]* + 1024\*i[0-9]* + 32768\]' "$tmp/loops"; then ok; else
+	bad "gemm_bt_rows: the copy of B^T (rows 4 KiB apart) not row by row"; grep -m4 'bt\[' "$tmp/loops"; fi
 # An index computed once for the accesses that differ only in their
 # constant (loop/lower.c): a register block's loads and stores of Y (14 rows x
 # 2 vectors) take one index register and displacements, not a multiply and
