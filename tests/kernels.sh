@@ -13,6 +13,8 @@ trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# the device cycles a `gdcc run --report=FILE` on npu-systolic says (empty: none)
+report_cycles() { sed -n 's/.*"cycles": \([0-9]*\).*/\1/p' "$1" | head -1; }
 
 kernels() { # MODEL TARGET LEVEL EXPECTED
 	if ! "$GDCC" "$3" -S "$1" -t "$2" -o "$tmp/k.s" 2>"$tmp/err"; then
@@ -293,7 +295,7 @@ np32="--param array_rows=32 --param array_cols=32 --param dataflow=output_statio
 "$GDCC" "$SRCDIR/tests/backend/conv_astream_kf.ir" -t npu-systolic $np32 --emit=loops >"$tmp/loops" 2>&1
 if grep -q 'tiles 32x32: panels of 4 row tiles .*A streamed a row tile at a time, one pass ahead, two sets of accumulators (the panels in turn.*each j.s mmas as its row loads (k-fused)' "$tmp/loops" &&
    "$GDCC" run "$SRCDIR/tests/backend/conv_astream_kf.ir" -t npu-systolic $np32 --check --seed 1 --report="$tmp/kf.json" >"$tmp/out" 2>&1 &&
-   cyc=$(sed -n 's/.*"cycles": \([0-9]*\).*/\1/p' "$tmp/kf.json" | head -1) && [ -n "$cyc" ] && [ "$cyc" -lt 74719 ]; then ok; else
+   cyc=$(report_cycles "$tmp/kf.json") && [ -n "$cyc" ] && [ "$cyc" -lt 74719 ]; then ok; else
 	bad "conv_astream_kf on npu-systolic at 32 x 32: not streamed k-fused on two sets, a mismatch, or not under 74,719 cycles (${cyc:-?})"
 	grep -E 'tiles' "$tmp/loops"; tail -3 "$tmp/out"; fi
 # npu-systolic at 32 x 32, output stationary with a fast DMA, several
@@ -373,7 +375,7 @@ graph dw2 {
 }
 IR
 if "$GDCC" run "$tmp/dw2.ir" -t npu-systolic --check --seed 1 --report="$tmp/dw2.json" >"$tmp/out" 2>&1 &&
-   cyc=$(sed -n 's/.*"cycles": \([0-9]*\).*/\1/p' "$tmp/dw2.json" | head -1) && [ -n "$cyc" ] && [ "$cyc" -lt 1500000 ]; then ok; else
+   cyc=$(report_cycles "$tmp/dw2.json") && [ -n "$cyc" ] && [ "$cyc" -lt 1500000 ]; then ok; else
 	bad "MobileNet's stride-2 depthwise layer on npu-systolic: a mismatch, or not under 1.5 M cycles (${cyc:-?})"; tail -3 "$tmp/out"; fi
 # npu-systolic: a Clip(0, 6) after a convolution goes out with the tiles
 # (tstore.relu6; a depthwise and a 1 x 1), one with other bounds or a minimum
@@ -415,7 +417,7 @@ ws32="--param array_rows=32 --param array_cols=32 --param dataflow=weight_statio
 # shellcheck disable=SC2086
 if grep -q 'over dense pixels (109 x 109 in tiles of 32), [0-9]*: dense pixels$' "$tmp/loops" &&
    "$GDCC" run "$tmp/conv1.ir" -t npu-systolic $ws32 --check --seed 1 --report="$tmp/c1.json" >"$tmp/out" 2>&1 &&
-   cyc=$(sed -n 's/.*"cycles": \([0-9]*\).*/\1/p' "$tmp/c1.json" | head -1) && [ -n "$cyc" ] && [ "$cyc" -lt 121939 ]; then ok; else
+   cyc=$(report_cycles "$tmp/c1.json") && [ -n "$cyc" ] && [ "$cyc" -lt 121939 ]; then ok; else
 	bad "ResNet's Conv1 on npu-systolic at 32 x 32 WS: not packed over dense pixels, a mismatch, or not under 121,939 cycles (${cyc:-?})"
 	grep -E 'conv on' "$tmp/loops"; tail -3 "$tmp/out"; fi
 # npu-systolic: a convolution's constant bias starts the accumulators and a
