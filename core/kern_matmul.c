@@ -39,9 +39,9 @@ typedef struct {
 	int64_t ap_m, ap_k, ap_kb, ap_off;
 	/* A column-major (its rows side by side at each k, a row of A a large
 	 * stride from the next): the next register block's rows prefetched at
-	 * each k, lines the hardware does not see coming, once: by the copy of
-	 * this block's micro-panel, or in the k loop of its first column panel
-	 * (rows_cols; pf_a: the target has a prefetch; pf_now: this block) */
+	 * each k, lines the hardware does not see coming, once, in the k loop
+	 * of one column panel (rows_cols; pf_a: the target has a prefetch;
+	 * pf_now: this block) */
 	bool pf_a, pf_now;
 	/* B transposed, packed at run time: each k line (pf_line k's: a cache
 	 * line of each of a group's rows of B^T) of the copy prefetches the next
@@ -513,7 +513,7 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, i
 /* A register block's `rows` rows from row `base` (an affine) of the K
  * block [k0, k1) into the scratch Ap (a micro-panel), vector copies along
  * A's contiguous axis (the remainder masked where the target has masks). */
-static void pack_a(Mm *x, const LirAffine *base, int64_t rows, int64_t k0, int64_t k1, bool pf)
+static void pack_a(Mm *x, const LirAffine *base, int64_t rows, int64_t k0, int64_t k1)
 {
 	LirKernel *k = x->k;
 	const MatmulCtx *m = x->m;
@@ -535,16 +535,6 @@ static void pack_a(Mm *x, const LirAffine *base, int64_t rows, int64_t k0, int64
 	lir_store(k, Ap, &pa, load_a(x, &mi, kv));
 	x->Ap = Ap;
 	lir_end(k);
-	if (pf && !by_rows) {
-		/* at each k, the next block's last row (the line its rows do not
-		 * share with this block's), once: its copy then reads L2, not L3
-		 * (in L1 it would not stay: a transposed A's k's a large stride
-		 * apart crowd one set) */
-		LirAffine nx = *base;
-		nx.off += 2 * rows - 1;
-		LirAffine fa = a_index(x, &nx, kv);
-		lir_prefetch(k, x->A, &fa);
-	}
 	lir_end(k);
 	lir_vectorize(k, inner, x->masks ? LIR_TAIL_MASKED : LIR_TAIL_SCALAR);
 	lir_strength_reduce(k, outer);
@@ -567,29 +557,37 @@ static void rows_cols(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb
 		int rows = part ? (int)(r1 - rm) : mr;
 		int mv = part ? -1 : lir_for(k, r0, rm, mr);
 		LirAffine ra = at(x, mv, part ? rm : 0);
-		/* A transposed, the next block's rows prefetched (pf_a): by the
-		 * copy of this block's micro-panel where 8 column panels or more
-		 * pass between the two copies (in a micro-kernel's k loop the
-		 * lines, crowding one L1 set, would evict B's and A's there:
-		 * 2048^3 TN/TT +2-5 %), else spread over the k loop of the first
-		 * column panel, once (3136 x 64 x 576 TN: 2 panels, the copy's
-		 * prefetches 5-7 % slower) */
-		bool pfcopy = x->Ap >= 0 && ncc > 0 && (cc[0].hi - cc[0].lo) / cc[0].w >= 8;
+		/* A transposed, the next block's rows prefetched (pf_a) at each k,
+		 * once: in the k loop of the column panel one micro-kernel before
+		 * the next block's copy reads them (the second-to-last; the first
+		 * of two).  Earlier, the lines (a k's stride a multiple of 4 KiB
+		 * apart: 12 a set of L2) are evicted from L2 by B's N block before
+		 * the copy comes (and every panel's k loop had prefetched them: 32
+		 * times a block at 2048^3); later, they are not there yet
+		 * (3136 x 64 x 576 TT, 2 panels, the last: 1.4 % slower; the
+		 * copy itself: 5-7 %). */
 		if (x->Ap >= 0)
-			pack_a(x, &ra, rows, k0, k1, pfcopy && x->pf_a && !part);
+			pack_a(x, &ra, rows, k0, k1);
+		int64_t ng = ncc > 0 ? (cc[0].hi - cc[0].lo) / cc[0].w : 0;
+		int64_t pg = !x->pf_a || part || ng < 1 ? -1 : ncc > 1 || ng == 1 ? ng - 1 : ng - 2;
 		for (int q = 0; q < ncc; q++) {
-			ColClass one = cc[q], rest = cc[q];
-			bool pf = x->pf_a && !part && q == 0 && !pfcopy;
-			int n = 1;
-			if (pf && cc[q].hi - cc[q].lo > cc[q].w) {
-				one.hi = one.lo + one.w;
-				rest.lo = one.hi;
-				n = 2;
+			/* (class 0 in up to 3 pieces: the groups before pg, pg, after) */
+			ColClass piece[3] = {cc[q], cc[q], cc[q]};
+			int np = 1;
+			if (q == 0 && pg >= 0) {
+				int64_t at = cc[0].lo + pg * cc[0].w;
+				piece[0].hi = at;
+				piece[1].lo = at;
+				piece[1].hi = at + cc[0].w;
+				piece[2].lo = at + cc[0].w;
+				np = 3;
 			}
-			for (int h = 0; h < n; h++) {
-				Cols cl = open_cols(x, h ? &rest : &one);
+			for (int h = 0; h < np; h++) {
+				if (piece[h].hi <= piece[h].lo)
+					continue;
+				Cols cl = open_cols(x, &piece[h]);
 				cl.nb = nb;
-				x->pf_now = pf && h == 0;
+				x->pf_now = np == 3 && h == 1;
 				block(x, pk, &ra, rows, &cl, k0, k1);
 				x->pf_now = false;
 				close_cols(x, &cl);
