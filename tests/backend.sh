@@ -25,11 +25,15 @@ for m in "$SRCDIR"/tests/backend/*.ir "$SRCDIR"/examples/*.ir; do
 	case $name in resnet_block|bert_layer) continue ;; esac # big: the spill run is for the small ones
 	# (one flat loop over two buffers: nothing to spill even with 4 registers)
 	case $name in fuse_cse_relu) continue ;; esac
-	if GDCC_MAX_REGS=4 "$GDCC" run "$m" -t x86-avx2 --check --seed 4 >"$tmp/out" 2>&1; then ok; else
-		bad "$name: run --check with 4 registers"; cat "$tmp/out"; fi
-	GDCC_MAX_REGS=4 "$GDCC" -S -t x86-avx2 "$m" -o "$tmp/$name.4.s" 2>/dev/null
+	# (copies and a relu: with constants read RIP-relatively, no address
+	# made in a register, 4 registers hold them; 3 do not)
+	regs=4
+	case $name in outputs_copied) regs=3 ;; esac
+	if GDCC_MAX_REGS=$regs "$GDCC" run "$m" -t x86-avx2 --check --seed 4 >"$tmp/out" 2>&1; then ok; else
+		bad "$name: run --check with $regs registers"; cat "$tmp/out"; fi
+	GDCC_MAX_REGS=$regs "$GDCC" -S -t x86-avx2 "$m" -o "$tmp/$name.4.s" 2>/dev/null
 	frame=$(sed -n 's/.*"frame_bytes": \([0-9]*\).*/\1/p' "$tmp/$name.4.s.json")
-	[ "${frame:-0}" -gt 0 ] && ok || bad "$name: no spill slots with 4 registers"
+	[ "${frame:-0}" -gt 0 ] && ok || bad "$name: no spill slots with $regs registers"
 done
 # riscv-rvv under qemu at three vector lengths (when the cross tools exist;
 # conformance-rvv.sh reports the skip otherwise).

@@ -114,6 +114,7 @@ fi
 # N blocks (a loop over two of 208 columns, then 176) and A's rows copied
 # into micro-panels (its rows 4 KiB apart; transposed A side by side a k)
 "$GDCC" "$SRCDIR/tests/backend/gemm_nblocks.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+cp "$tmp/loops" "$tmp/nblocks.loops"
 y=$(sed -n '/^loops of y:/,/^loops of z/p' "$tmp/loops")
 z=$(sed -n '/^loops of z:/,/^kernel/p' "$tmp/loops")
 # (B packed an N block at a time, into a scratch of one N block's K block
@@ -133,6 +134,28 @@ if echo "$y" | grep -q "# A's rows copied at run time into a micro-panel a regis
 	ok
 else
 	bad "gemm_nblocks --emit=loops: no N blocks or no micro-panels of A"; echo "$y" | grep '#'; echo "$z" | head -12
+fi
+# a K block shortened by less than a third for one N block (x86-avx2: KC
+# 256 -> 200, N = 320; x86-avx512 at 2048^3 transposed A: KC 192 -> 128, A's
+# micro-panels 14 x 128); where the shorter KC would not do, N blocks stay
+"$GDCC" "$SRCDIR/tests/backend/gemm_one_nblock.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
+printf 'graph tn {\n input a : f32[2048, 2048]\n input b : f32[2048, 2048]\n y = gemm(a, b, trans_a=1)\n output y\n}\n' >"$tmp/tn.ir"
+"$GDCC" "$tmp/tn.ir" -t x86-avx512 --emit=loops >"$tmp/loops.512" 2>&1
+if [ "$(grep -c '# B packed per K block at run time (.*): panels of 16 columns x 200 k$' "$tmp/loops")" = 2 ] &&
+   ! grep -q '# N blocks' "$tmp/loops" &&
+   grep -q "# A's rows copied at run time into a micro-panel a register block: 14 rows x 128 k" "$tmp/loops.512" &&
+   ! grep -q '# N blocks' "$tmp/loops.512" &&
+   grep -q '# N blocks of 208 columns' "$tmp/nblocks.loops"; then
+	ok
+else
+	bad "gemm_one_nblock --emit=loops: KC not shortened for one N block"; grep '#' "$tmp/loops" "$tmp/loops.512"
+fi
+# a constant read RIP-relatively (the mem form addr.sym), not through a leaq
+"$GDCC" -S "$tmp/tn.ir" -t x86-avx512 -o "$tmp/tn.s" 2>"$tmp/err"
+if grep -q 'vbroadcastss gdcc_data_[0-9]*(%rip), %zmm' "$tmp/tn.s" && ! grep -q 'leaq gdcc_data' "$tmp/tn.s"; then
+	ok
+else
+	bad "2048^3 TN on x86-avx512: a constant's address made in a register"; grep -m3 'gdcc_data' "$tmp/tn.s"
 fi
 # rows of A that do not share L1 sets (K = 300) are read in place
 "$GDCC" "$SRCDIR/tests/backend/gemm_packs.ir" -t x86-avx2 --emit=loops >"$tmp/loops" 2>&1
