@@ -47,10 +47,11 @@ typedef struct {
 	 * line of each of a group's rows of B^T) of the copy prefetches the next
 	 * group's rows at that line, a few a k (0: none) */
 	int64_t pf_line;
-	/* ... and that copy goes row by row of B^T (a line of k's of one row,
-	 * then the next row), not k by k across a group's rows: where the
-	 * group's rows at one k are more lines in one L1 set than its ways */
-	bool bt_rows;
+	/* ... and that copy goes bt_rows rows of B^T at a time (a line of k's
+	 * of those rows, k by k, then the next rows), not k by k across a
+	 * group's rows: where the group's rows at one k are more lines in one
+	 * L1 set than its ways (0: k by k across the group) */
+	int64_t bt_rows;
 	/* B's panels (packed) read pf_b k's ahead in the k loop, a prefetch a
 	 * vector (the .md's prefetch_bytes over a panel's row; 0: none): the
 	 * panel streams from L2 and the hardware's next-line prefetch into L1
@@ -421,35 +422,44 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, i
 		if (cc[q].hi - cc[q].lo > cc[q].w)
 			cl.g = lir_for(k, 0, (cc[q].hi - cc[q].lo) / cc[q].w, 1);
 		int64_t lf = x->pf_line;
-		if (lf > 0 && x->bt_rows && !cc[q].masked && cl.w % lf == 0 && (k1 - k0) % lf == 0) {
+		int64_t sr = x->bt_rows;
+		if (lf > 0 && sr > 0 && !cc[q].masked && cl.w % lf == 0 && cl.w % sr == 0 && (k1 - k0) % lf == 0) {
 			/* k = k0 + lf ko + ki: a cache line of k's (lf) at a
-			 * time, a row of B^T (a column j) at a time: its lf k's
-			 * one line, read once; the w rows of a group all at one
-			 * k would be w lines at B's row stride, as many in one L1
-			 * set where the stride is a multiple of 4 KiB (2048 k's:
-			 * 32 lines in a 12-way set, each read again from L2 at
-			 * each k).  Each row prefetches the next group's row j
-			 * at that line, so that the next group's copy finds it
-			 * in L1 or L2, not in L3 at a stride the hardware does
-			 * not follow (the rows past B's last: a hint). */
-			int ko = lir_for(k, 0, (k1 - k0) / lf, 1), jv = lir_for(k, 0, cl.w, 1);
+			 * time, sr rows of B^T (columns j) at a time, k by k:
+			 * their lf k's sr lines, each read once, and at each k
+			 * sr contiguous stores (two a cycle where they share a
+			 * line: one row at a time stored a line a k); the w
+			 * rows of a group all at one k would be w lines at B's
+			 * row stride, as many in one L1 set where the stride is
+			 * a multiple of 4 KiB (2048 k's: 32 lines in a 12-way
+			 * set, each read again from L2 at each k).  Each row
+			 * prefetches the next group's row j at that line, so
+			 * that the next group's copy finds it in L1 or L2, not
+			 * in L3 at a stride the hardware does not follow (the
+			 * rows past B's last: a hint). */
+			int ko = lir_for(k, 0, (k1 - k0) / lf, 1), jv = lir_for(k, 0, cl.w / sr, 1);
 			for (int64_t ki = 0; ki < lf; ki++) {
 				LirAffine kk = lir_affine(k0 + ki);
 				lir_term(k, &kk, ko, lf);
-				LirAffine pa = panel_at(x, pk, &cl, 0);
-				add_scaled(x, &pa, &kk, cl.w);
-				lir_term(k, &pa, jv, 1);
-				LirAffine bk = lir_affine(0);
-				add_scaled(x, &bk, &kk, x->m->b_k);
-				LirAffine ba = bt_at(x, &cl, nb, 0, &bk);
-				lir_term(k, &ba, jv, x->b_n);
-				lir_store(k, pk->buf, &pa, lir_load(k, x->B, &ba));
+				for (int64_t r = 0; r < sr; r++) {
+					LirAffine pa = panel_at(x, pk, &cl, 0);
+					add_scaled(x, &pa, &kk, cl.w);
+					lir_term(k, &pa, jv, sr);
+					pa.off += r;
+					LirAffine bk = lir_affine(0);
+					add_scaled(x, &bk, &kk, x->m->b_k);
+					LirAffine ba = bt_at(x, &cl, nb, r, &bk);
+					lir_term(k, &ba, jv, sr * x->b_n);
+					lir_store(k, pk->buf, &pa, lir_load(k, x->B, &ba));
+				}
 			}
 			LirAffine fk = lir_affine(k0 * x->m->b_k);
 			lir_term(k, &fk, ko, lf * x->m->b_k);
-			LirAffine fa = bt_at(x, &cl, nb, cl.w, &fk);
-			lir_term(k, &fa, jv, x->b_n);
-			lir_prefetch(k, x->B, &fa);
+			for (int64_t r = 0; r < sr; r++) {
+				LirAffine fa = bt_at(x, &cl, nb, cl.w + r, &fk);
+				lir_term(k, &fa, jv, sr * x->b_n);
+				lir_prefetch(k, x->B, &fa);
+			}
 			lir_end(k);
 			lir_strength_reduce(k, jv);
 			lir_end(k);
@@ -771,7 +781,14 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 	x->pack_a = nend >= 2 * w2 && a_conflicts(x, mr, kc);
 	x->pf_a = m->a_m == 1 && m->a_k > 1 && m->M > mr && cg_has_prefetch(c);
 	x->pf_line = x->b_n != 1 && cg_has_prefetch(c) ? param_or(c->t, "cache_line", 0) / 4 : 0;
-	x->bt_rows = x->b_n != 1 && set_most(c->t, w2, x->b_n * 4) > param_or(c->t, "l1d_ways", 8);
+	/* (rows of B^T copied together: the most, a power of 2, whose lines
+	 * at one k take at most half of a set's ways) */
+	x->bt_rows = 0;
+	if (x->b_n != 1 && set_most(c->t, w2, x->b_n * 4) > param_or(c->t, "l1d_ways", 8)) {
+		x->bt_rows = 1;
+		while (x->bt_rows * 2 < w2 && 2 * set_most(c->t, x->bt_rows * 2, x->b_n * 4) <= param_or(c->t, "l1d_ways", 8))
+			x->bt_rows *= 2;
+	}
 	x->pack_nn = l2 > 0 && m->K * m->N * 4 > l2 / 2 && m->M > mr;
 	x->pf_b = cg_has_prefetch(c) ? param_or(c->t, "prefetch_bytes", 0) / (4 * w2) : 0;
 	ColClass cc[3];

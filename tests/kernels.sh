@@ -226,14 +226,16 @@ if grep -q 'prefetch bt\[16\*i[0-9]* + 600\*i[0-9]* + 9600\]' "$tmp/loops" &&
 "$GDCC" "$SRCDIR/tests/backend/gemm_packs.ir" -t riscv-rvv --emit=loops >"$tmp/loops" 2>&1
 if ! grep -q prefetch "$tmp/loops"; then ok; else bad "gemm_packs on riscv-rvv: a prefetch (its .md has none)"; fi
 # ... but where a group's rows at one k would be more lines in one L1 set
-# than its ways (gemm_bt_rows: K = 1024, rows 4 KiB apart), row by row: a
-# line of 16 k's of a row, then the next row, each prefetching the next
-# group's same row (row 32 on: 32768 elements); gemm_packs' K = 300 stays k
-# by k (above).
+# than its ways (gemm_bt_rows: K = 1024, rows 4 KiB apart), 4 rows at a time
+# (their 4 lines a k: at most half of a 12-way set's ways; 8 would be more):
+# a line of 16 k's of 4 rows, k by k (4 contiguous stores a k), then the
+# next 4 rows, each prefetching the next group's same rows (row 32 on: 32768
+# elements); gemm_packs' K = 300 stays k by k (above).
 "$GDCC" "$SRCDIR/tests/backend/gemm_bt_rows.ir" -t x86-avx512 --emit=loops >"$tmp/loops" 2>&1
-if grep -q '= bt\[16\*i[0-9]* + 32768\*i[0-9]* + 1024\*i[0-9]* + 15\]' "$tmp/loops" &&
-   grep -q 'prefetch bt\[16\*i[0-9]* + 32768\*i[0-9]* + 1024\*i[0-9]* + 32768\]' "$tmp/loops"; then ok; else
-	bad "gemm_bt_rows: the copy of B^T (rows 4 KiB apart) not row by row"; grep -m4 'bt\[' "$tmp/loops"; fi
+if grep -q '(scratch)\[6144\*i[0-9]* + 512\*i[0-9]* + 4\*i[0-9]* + 481\]{%t[0-9]* + 481} = bt\[16\*i[0-9]* + 32768\*i[0-9]* + 4096\*i[0-9]* + 1039\]' "$tmp/loops" &&
+   ! grep -q '+ 4\*i[0-9]* + 4\]{' "$tmp/loops" &&
+   grep -q 'prefetch bt\[16\*i[0-9]* + 32768\*i[0-9]* + 4096\*i[0-9]* + 35840\]' "$tmp/loops"; then ok; else
+	bad "gemm_bt_rows: the copy of B^T (rows 4 KiB apart) not 4 rows at a time"; grep -m4 'bt\[' "$tmp/loops"; fi
 # An index computed once for the accesses that differ only in their
 # constant (loop/lower.c): a register block's loads and stores of Y (14 rows x
 # 2 vectors) take one index register and displacements, not a multiply and
