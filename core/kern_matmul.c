@@ -12,7 +12,7 @@
 
 /* The most rows of a register block: fixed vectors (2 * 14 accumulators
  * fill 32 registers), and strips (each row a register group). */
-enum { GEMM_MR_MAX = 16, STRIP_MR_MAX = 8, GEMM_K_UNROLL = 4 };
+enum { GEMM_MR_MAX = 16, STRIP_MR_MAX = 8, GEMM_K_UNROLL = 4, GEMM_LANES_MAX = 16 };
 
 /* The kernel's buffers and batch loop variables. */
 typedef struct {
@@ -52,6 +52,10 @@ typedef struct {
 	 * group's rows: where the group's rows at one k are more lines in one
 	 * L1 set than its ways (0: k by k across the group) */
 	int64_t bt_rows;
+	/* ... and that copy transposes lanes x lanes tiles in registers (a
+	 * vector load along k of each of a tile's rows, the target's lane
+	 * permutations, a vector store a k): where the .md has them */
+	bool bt_vec;
 	/* B's panels (packed) read pf_b k's ahead in the k loop, a prefetch a
 	 * vector (the .md's prefetch_bytes over a panel's row; 0: none): the
 	 * panel streams from L2 and the hardware's next-line prefetch into L1
@@ -395,6 +399,73 @@ static LirAffine bt_at(Mm *x, const Cols *cl, int nb, int64_t col, const LirAffi
 	return a;
 }
 
+/* v[0..L) (a tile's rows, L lanes each: 8 or 16) into its columns, in
+ * place: within each segment of 4 lanes, pairs of rows zipped (ziplo /
+ * ziphi), then pairs of those (ziplo2 / ziphi2): u[4g + q]'s segment s is
+ * column 4 s + q of rows 4 g .. 4 g + 3; then the segments gathered across
+ * the vectors (halflo / halfhi; at 16 lanes segev / segod after them). */
+static void transpose(Mm *x, int *v, int L)
+{
+	LirKernel *k = x->k;
+	int t[GEMM_LANES_MAX], u[GEMM_LANES_MAX];
+#define OP2(op, a, b) (tmp = lir_temp(k, SORT_V), lir_assign(k, tmp, lir_op(k, op, lir_ref(k, a), lir_ref(k, b), NULL)), tmp)
+	int tmp;
+	for (int j = 0; j < L; j += 2) {
+		t[j] = OP2(SEL_ZIPLO_V, v[j], v[j + 1]);
+		t[j + 1] = OP2(SEL_ZIPHI_V, v[j], v[j + 1]);
+	}
+	for (int g = 0; g < L; g += 4) {
+		u[g] = OP2(SEL_ZIPLO2_V, t[g], t[g + 2]);
+		u[g + 1] = OP2(SEL_ZIPHI2_V, t[g], t[g + 2]);
+		u[g + 2] = OP2(SEL_ZIPLO2_V, t[g + 1], t[g + 3]);
+		u[g + 3] = OP2(SEL_ZIPHI2_V, t[g + 1], t[g + 3]);
+	}
+	for (int q = 0; q < 4; q++) {
+		if (L == 8) {
+			v[q] = OP2(SEL_HALFLO_V, u[q], u[4 + q]);
+			v[4 + q] = OP2(SEL_HALFHI_V, u[q], u[4 + q]);
+			continue;
+		}
+		int va = OP2(SEL_HALFLO_V, u[q], u[4 + q]), vb = OP2(SEL_HALFHI_V, u[q], u[4 + q]);
+		int wa = OP2(SEL_HALFLO_V, u[8 + q], u[12 + q]), wb = OP2(SEL_HALFHI_V, u[8 + q], u[12 + q]);
+		v[q] = OP2(SEL_SEGEV_V, va, wa);
+		v[4 + q] = OP2(SEL_SEGOD_V, va, wa);
+		v[8 + q] = OP2(SEL_SEGEV_V, vb, wb);
+		v[12 + q] = OP2(SEL_SEGOD_V, vb, wb);
+	}
+#undef OP2
+}
+
+/* The next group's rows rv n .. rv n + n - 1 (of B^T, for the copy of the
+ * group of cl) at k k0 + kstep ko: prefetched (past B's last row: a hint) */
+static void prefetch_next(Mm *x, const Cols *cl, int nb, int64_t k0, int ko, int64_t kstep, int rv, int64_t n)
+{
+	LirAffine fk = lir_affine(k0 * x->m->b_k);
+	lir_term(x->k, &fk, ko, kstep * x->m->b_k);
+	for (int64_t r = 0; r < n; r++) {
+		LirAffine fa = bt_at(x, cl, nb, cl->w + r, &fk);
+		lir_term(x->k, &fa, rv, n * x->b_n);
+		lir_prefetch(x->k, x->B, &fa);
+	}
+}
+
+/* Whether the target transposes a tile of fixed vectors in registers (8 or
+ * 16 lanes: the lane permutations transpose() takes).  GDCC_NO_LANE_PERMUTES
+ * (a testing aid, docs/backend.md): as if it had none, so that the tests run
+ * the scalar copies a target without them gets. */
+static bool has_transpose(CG *c)
+{
+	static const SelOp ops[] = {SEL_ZIPLO_V, SEL_ZIPHI_V, SEL_ZIPLO2_V, SEL_ZIPHI2_V, SEL_HALFLO_V, SEL_HALFHI_V,
+				    SEL_SEGEV_V, SEL_SEGOD_V};
+	const char *off = getenv("GDCC_NO_LANE_PERMUTES");
+	if ((c->lanes != 8 && c->lanes != 16) || (off && *off))
+		return false;
+	for (int i = 0; i < (c->lanes == 8 ? 6 : 8); i++)
+		if (!cg_covers(c, ops[i], c->vcls))
+			return false;
+	return true;
+}
+
 static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, int64_t k0, int64_t k1)
 {
 	LirKernel *k = x->k;
@@ -422,6 +493,48 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, i
 		if (cc[q].hi - cc[q].lo > cc[q].w)
 			cl.g = lir_for(k, 0, (cc[q].hi - cc[q].lo) / cc[q].w, 1);
 		int64_t lf = x->pf_line;
+		int64_t L = x->c->lanes;
+		if (x->bt_vec && !cc[q].masked && cl.w % L == 0 && (k1 - k0) % L == 0) {
+			/* tiles of lanes rows x lanes k's: rb the tile's rows
+			 * (of the group's w), ko its k's; each row a vector
+			 * along k (the lane loop lv: k there, the row in the
+			 * panel's stores), transposed in registers, stored a
+			 * vector a k.  Each row prefetches the next group's row
+			 * at that line. */
+			int rb = lir_for(k, 0, cl.w / L, 1), ko = lir_for(k, 0, (k1 - k0) / L, 1);
+			int lv = lir_for(k, 0, L, L);
+			k->vars[lv].kind = LIR_LOOP_VECTOR;
+			LirAffine kk = lir_affine(k0);
+			lir_term(k, &kk, ko, L);
+			int v[GEMM_LANES_MAX];
+			for (int64_t i = 0; i < L; i++) {
+				LirAffine bk = lir_affine(0);
+				add_scaled(x, &bk, &kk, x->m->b_k);
+				lir_term(k, &bk, lv, 1);
+				LirAffine ba = bt_at(x, &cl, nb, i, &bk);
+				lir_term(k, &ba, rb, L * x->b_n);
+				v[i] = lir_temp(k, SORT_V);
+				lir_assign(k, v[i], lir_load(k, x->B, &ba));
+			}
+			transpose(x, v, (int)L);
+			for (int64_t j = 0; j < L; j++) {
+				LirAffine pa = panel_at(x, pk, &cl, 0), kj = kk;
+				kj.off += j;
+				add_scaled(x, &pa, &kj, cl.w);
+				lir_term(k, &pa, rb, L);
+				lir_term(k, &pa, lv, 1);
+				lir_store(k, pk->buf, &pa, lir_ref(k, v[j]));
+			}
+			if (lf > 0)
+				prefetch_next(x, &cl, nb, k0, ko, L, rb, L);
+			lir_end(k);
+			lir_end(k);
+			lir_strength_reduce(k, ko);
+			lir_end(k);
+			if (cl.g >= 0)
+				lir_end(k);
+			continue;
+		}
 		int64_t sr = x->bt_rows;
 		if (lf > 0 && sr > 0 && !cc[q].masked && cl.w % lf == 0 && cl.w % sr == 0 && (k1 - k0) % lf == 0) {
 			/* k = k0 + lf ko + ki: a cache line of k's (lf) at a
@@ -453,13 +566,7 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, i
 					lir_store(k, pk->buf, &pa, lir_load(k, x->B, &ba));
 				}
 			}
-			LirAffine fk = lir_affine(k0 * x->m->b_k);
-			lir_term(k, &fk, ko, lf * x->m->b_k);
-			for (int64_t r = 0; r < sr; r++) {
-				LirAffine fa = bt_at(x, &cl, nb, cl.w + r, &fk);
-				lir_term(k, &fa, jv, sr * x->b_n);
-				lir_prefetch(k, x->B, &fa);
-			}
+			prefetch_next(x, &cl, nb, k0, ko, lf, jv, sr);
 			lir_end(k);
 			lir_strength_reduce(k, jv);
 			lir_end(k);
@@ -789,6 +896,7 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 		while (x->bt_rows * 2 < w2 && 2 * set_most(c->t, x->bt_rows * 2, x->b_n * 4) <= param_or(c->t, "l1d_ways", 8))
 			x->bt_rows *= 2;
 	}
+	x->bt_vec = x->b_n != 1 && m->b_k == 1 && has_transpose(c);
 	x->pack_nn = l2 > 0 && m->K * m->N * 4 > l2 / 2 && m->M > mr;
 	x->pf_b = cg_has_prefetch(c) ? param_or(c->t, "prefetch_bytes", 0) / (4 * w2) : 0;
 	ColClass cc[3];

@@ -211,14 +211,15 @@ if grep -q 'prefetch a\[i[0-9]* + 230\*i[0-9]* + 27\]' "$tmp/loops" && [ "$(grep
 if [ "$(grep -c 'prefetch a\[i[0-9]* + 1024\*i[0-9]* + [0-9]*\]' "$tmp/loops")" = 4 ] && [ "$(grep -c 'prefetch' "$tmp/loops")" = 4 ] &&
    awk '/for i[0-9]* in \[0, 6\)/ { six = NR } /prefetch a/ && !p { p = NR } /vector step 32/ { v[++n] = NR } END { exit !(six && n >= 3 && p > v[2] && p < v[3]) }' "$tmp/loops"; then ok; else
 	bad "gemm_ta_copy: the next block's rows of A not prefetched in the 7th column panel's k loop alone"; grep -n 'prefetch\|for ' "$tmp/loops" | head -12; fi
-# B transposed, packed at run time (gemm_packs' g: bt 37 x 300): the copy of a
-# group of columns goes a cache line of k's at a time (16 k's), and at each k
-# prefetches rows of the next group at that line: x86-avx512, a group of 32
-# columns, 2 rows a k (rows 32 + 2 ki and the one after: 600 elements a k);
-# x86-avx2, groups of 16, 1 row a k (the next group's 16 rows on); none on
-# riscv-rvv.
-"$GDCC" "$SRCDIR/tests/backend/gemm_packs.ir" -t x86-avx512 --emit=loops >"$tmp/loops" 2>&1
-"$GDCC" "$SRCDIR/tests/backend/gemm_packs.ir" -t x86-avx2 --emit=loops >"$tmp/loops.avx2" 2>&1
+# B transposed, packed at run time (gemm_packs' g: bt 37 x 300), by scalar
+# copies (a target without lane permutations: GDCC_NO_LANE_PERMUTES): the
+# copy of a group of columns goes a cache line of k's at a time (16 k's), and
+# at each k prefetches rows of the next group at that line: x86-avx512, a
+# group of 32 columns, 2 rows a k (rows 32 + 2 ki and the one after: 600
+# elements a k); x86-avx2, groups of 16, 1 row a k (the next group's 16 rows
+# on); none on riscv-rvv.
+GDCC_NO_LANE_PERMUTES=1 "$GDCC" "$SRCDIR/tests/backend/gemm_packs.ir" -t x86-avx512 --emit=loops >"$tmp/loops" 2>&1
+GDCC_NO_LANE_PERMUTES=1 "$GDCC" "$SRCDIR/tests/backend/gemm_packs.ir" -t x86-avx2 --emit=loops >"$tmp/loops.avx2" 2>&1
 if grep -q 'prefetch bt\[16\*i[0-9]* + 600\*i[0-9]* + 9600\]' "$tmp/loops" &&
    grep -q 'prefetch bt\[16\*i[0-9]* + 600\*i[0-9]* + 9900\]' "$tmp/loops" &&
    grep -q 'prefetch bt\[16\*i[0-9]* + 300\*i[0-9]* + 4800\*i[0-9]* + 4800\]' "$tmp/loops.avx2"; then ok; else
@@ -230,12 +231,31 @@ if ! grep -q prefetch "$tmp/loops"; then ok; else bad "gemm_packs on riscv-rvv: 
 # (their 4 lines a k: at most half of a 12-way set's ways; 8 would be more):
 # a line of 16 k's of 4 rows, k by k (4 contiguous stores a k), then the
 # next 4 rows, each prefetching the next group's same rows (row 32 on: 32768
-# elements); gemm_packs' K = 300 stays k by k (above).
-"$GDCC" "$SRCDIR/tests/backend/gemm_bt_rows.ir" -t x86-avx512 --emit=loops >"$tmp/loops" 2>&1
+# elements); gemm_packs' K = 300 stays k by k (above).  (Scalar copies too.)
+GDCC_NO_LANE_PERMUTES=1 "$GDCC" "$SRCDIR/tests/backend/gemm_bt_rows.ir" -t x86-avx512 --emit=loops >"$tmp/loops" 2>&1
 if grep -q '(scratch)\[6144\*i[0-9]* + 512\*i[0-9]* + 4\*i[0-9]* + 481\]{%t[0-9]* + 481} = bt\[16\*i[0-9]* + 32768\*i[0-9]* + 4096\*i[0-9]* + 1039\]' "$tmp/loops" &&
    ! grep -q '+ 4\*i[0-9]* + 4\]{' "$tmp/loops" &&
    grep -q 'prefetch bt\[16\*i[0-9]* + 32768\*i[0-9]* + 4096\*i[0-9]* + 35840\]' "$tmp/loops"; then ok; else
 	bad "gemm_bt_rows: the copy of B^T (rows 4 KiB apart) not 4 rows at a time"; grep -m4 'bt\[' "$tmp/loops"; fi
+# Where the .md has lane permutations, B^T's copy transposes tiles in
+# registers (gemm_bt_rows): x86-avx512 tiles of 16 x 16, a vector load of 16
+# k's of each row (rows 1024 elements apart), 32 zips, 16 zips of pairs, 8
+# halves and 8 segment gathers each (the K blocks of 192 and the first of 64:
+# 64 lanes' worth; the group's masked 6 columns stay scalar), vshuff32x4 in the
+# code; x86-avx2 tiles of 8 x 8, no segment gathers (vperm2f128); none on
+# riscv-rvv (no rules: strips of its own).
+"$GDCC" "$SRCDIR/tests/backend/gemm_bt_rows.ir" -t x86-avx512 --emit=loops >"$tmp/loops" 2>&1
+"$GDCC" -S "$SRCDIR/tests/backend/gemm_bt_rows.ir" -t x86-avx512 -o "$tmp/btr.s" 2>>"$tmp/loops"
+"$GDCC" "$SRCDIR/tests/backend/gemm_bt_rows.ir" -t x86-avx2 --emit=loops >"$tmp/loops.avx2" 2>&1
+"$GDCC" -S "$SRCDIR/tests/backend/gemm_bt_rows.ir" -t x86-avx2 -o "$tmp/btr2.s" 2>>"$tmp/loops.avx2"
+"$GDCC" "$SRCDIR/tests/backend/gemm_bt_rows.ir" -t riscv-rvv --emit=loops >"$tmp/loops.rvv" 2>&1
+if grep -q '%t[0-9]* = bt\[16\*i[0-9]* + i[0-9]* + 32768\*i[0-9]* + 16384\*i[0-9]* + 15360\]' "$tmp/loops" &&
+   [ "$(grep -c '= ziplo.v(' "$tmp/loops")" = "$(grep -c '= segev.v(' "$tmp/loops")" ] &&
+   [ "$(grep -c '= segev.v(' "$tmp/loops")" -ge 8 ] && [ "$(grep -c '= ziplo2.v(' "$tmp/loops")" -ge 8 ] &&
+   grep -q 'vshuff32x4 \$0x88, %zmm' "$tmp/btr.s" && grep -q 'vunpcklps %zmm' "$tmp/btr.s" &&
+   [ "$(grep -c '= halflo.v(' "$tmp/loops.avx2")" -ge 4 ] && ! grep -q 'segev.v' "$tmp/loops.avx2" &&
+   grep -q 'vperm2f128 \$0x20, %ymm' "$tmp/btr2.s" && ! grep -q 'zip\|half\|seg[eo]' "$tmp/loops.rvv"; then ok; else
+	bad "gemm_bt_rows: B^T's copy not transposed in registers on x86 (or not scalar on riscv-rvv)"; grep -c 'ziplo\|segev\|halflo' "$tmp/loops" "$tmp/loops.avx2" "$tmp/loops.rvv"; fi
 # An index computed once for the accesses that differ only in their
 # constant (loop/lower.c): a register block's loads and stores of Y (14 rows x
 # 2 vectors) take one index register and displacements, not a multiply and
