@@ -399,41 +399,45 @@ static LirAffine bt_at(Mm *x, const Cols *cl, int nb, int64_t col, const LirAffi
 	return a;
 }
 
+/* A new vector temporary: op(a, b) of two others */
+static int op2(LirKernel *k, SelOp op, int a, int b)
+{
+	int t = lir_temp(k, SORT_V);
+	lir_assign(k, t, lir_op(k, op, lir_ref(k, a), lir_ref(k, b), NULL));
+	return t;
+}
+
 /* v[0..L) (a tile's rows, L lanes each: 8 or 16) into its columns, in
  * place: within each segment of 4 lanes, pairs of rows zipped (ziplo /
  * ziphi), then pairs of those (ziplo2 / ziphi2): u[4g + q]'s segment s is
  * column 4 s + q of rows 4 g .. 4 g + 3; then the segments gathered across
  * the vectors (halflo / halfhi; at 16 lanes segev / segod after them). */
-static void transpose(Mm *x, int *v, int L)
+static void transpose(LirKernel *k, int *v, int L)
 {
-	LirKernel *k = x->k;
 	int t[GEMM_LANES_MAX], u[GEMM_LANES_MAX];
-#define OP2(op, a, b) (tmp = lir_temp(k, SORT_V), lir_assign(k, tmp, lir_op(k, op, lir_ref(k, a), lir_ref(k, b), NULL)), tmp)
-	int tmp;
 	for (int j = 0; j < L; j += 2) {
-		t[j] = OP2(SEL_ZIPLO_V, v[j], v[j + 1]);
-		t[j + 1] = OP2(SEL_ZIPHI_V, v[j], v[j + 1]);
+		t[j] = op2(k, SEL_ZIPLO_V, v[j], v[j + 1]);
+		t[j + 1] = op2(k, SEL_ZIPHI_V, v[j], v[j + 1]);
 	}
 	for (int g = 0; g < L; g += 4) {
-		u[g] = OP2(SEL_ZIPLO2_V, t[g], t[g + 2]);
-		u[g + 1] = OP2(SEL_ZIPHI2_V, t[g], t[g + 2]);
-		u[g + 2] = OP2(SEL_ZIPLO2_V, t[g + 1], t[g + 3]);
-		u[g + 3] = OP2(SEL_ZIPHI2_V, t[g + 1], t[g + 3]);
+		u[g] = op2(k, SEL_ZIPLO2_V, t[g], t[g + 2]);
+		u[g + 1] = op2(k, SEL_ZIPHI2_V, t[g], t[g + 2]);
+		u[g + 2] = op2(k, SEL_ZIPLO2_V, t[g + 1], t[g + 3]);
+		u[g + 3] = op2(k, SEL_ZIPHI2_V, t[g + 1], t[g + 3]);
 	}
 	for (int q = 0; q < 4; q++) {
 		if (L == 8) {
-			v[q] = OP2(SEL_HALFLO_V, u[q], u[4 + q]);
-			v[4 + q] = OP2(SEL_HALFHI_V, u[q], u[4 + q]);
+			v[q] = op2(k, SEL_HALFLO_V, u[q], u[4 + q]);
+			v[4 + q] = op2(k, SEL_HALFHI_V, u[q], u[4 + q]);
 			continue;
 		}
-		int va = OP2(SEL_HALFLO_V, u[q], u[4 + q]), vb = OP2(SEL_HALFHI_V, u[q], u[4 + q]);
-		int wa = OP2(SEL_HALFLO_V, u[8 + q], u[12 + q]), wb = OP2(SEL_HALFHI_V, u[8 + q], u[12 + q]);
-		v[q] = OP2(SEL_SEGEV_V, va, wa);
-		v[4 + q] = OP2(SEL_SEGOD_V, va, wa);
-		v[8 + q] = OP2(SEL_SEGEV_V, vb, wb);
-		v[12 + q] = OP2(SEL_SEGOD_V, vb, wb);
+		int va = op2(k, SEL_HALFLO_V, u[q], u[4 + q]), vb = op2(k, SEL_HALFHI_V, u[q], u[4 + q]);
+		int wa = op2(k, SEL_HALFLO_V, u[8 + q], u[12 + q]), wb = op2(k, SEL_HALFHI_V, u[8 + q], u[12 + q]);
+		v[q] = op2(k, SEL_SEGEV_V, va, wa);
+		v[4 + q] = op2(k, SEL_SEGOD_V, va, wa);
+		v[8 + q] = op2(k, SEL_SEGEV_V, vb, wb);
+		v[12 + q] = op2(k, SEL_SEGOD_V, vb, wb);
 	}
-#undef OP2
 }
 
 /* The next group's rows rv n .. rv n + n - 1 (of B^T, for the copy of the
@@ -516,7 +520,7 @@ static void pack_b(Mm *x, const Pack *pk, const ColClass *cc, int ncc, int nb, i
 				v[i] = lir_temp(k, SORT_V);
 				lir_assign(k, v[i], lir_load(k, x->B, &ba));
 			}
-			transpose(x, v, (int)L);
+			transpose(k, v, (int)L);
 			for (int64_t j = 0; j < L; j++) {
 				LirAffine pa = panel_at(x, pk, &cl, 0), kj = kk;
 				kj.off += j;
