@@ -61,6 +61,10 @@ typedef struct {
 	 * panel streams from L2 and the hardware's next-line prefetch into L1
 	 * does not keep up with 2 lines every 14 cycles */
 	int64_t pf_b;
+	/* Y's lines of a register block prefetched before the k loop of every
+	 * K block but the first (the partial sums it adds after the loop): a
+	 * cache line's floats (0: no prefetch) */
+	int64_t pf_y;
 	bool tr;         /* B read through a transpose (from its operand) */
 	int64_t nc;      /* N block (columns), 0: none */
 } Mm;
@@ -239,6 +243,33 @@ static LirExpr *load_bcol(Mm *x, const Pack *pk, int kv, const Cols *cl, int j)
 	return lir_load(x->k, pk->buf, &a);
 }
 
+/* The lines of Y a register block adds its partial sums to, prefetched
+ * before its k loop: the block's loads of Y come after the loop, where
+ * lines from L3 (Y larger than L2; a row of it a page or more from the
+ * next) would hold up the epilogue; the k loop (mr x nr FMAs a k, for
+ * the K block's k's) hides their latency.  Each row's columns [lo, lo + w) of the group: a
+ * prefetch a line, and one more at its last column where the run may
+ * start inside a line. */
+static void prefetch_y(Mm *x, const Cols *cl, const LirAffine *mi, int mr)
+{
+	int64_t line = x->pf_y;
+	bool aligned = x->m->N % line == 0 && cl->lo % line == 0 && cl->w % line == 0;
+	/* (a run that starts inside a line ends in one more: its last column) */
+	bool last_col = !aligned && (cl->w - 1) % line != 0;
+	for (int i = 0; i < mr; i++)
+		for (int64_t o = 0; o < cl->w + (last_col ? line : 0); o += line) {
+			/* (the group's columns without its lane variable: that
+			 * loop has one iteration, at 0) */
+			LirAffine nj = lir_affine(cl->lo + (o < cl->w ? o : cl->w - 1));
+			if (cl->g >= 0)
+				lir_term(x->k, &nj, cl->g, cl->w);
+			if (cl->nb >= 0)
+				lir_term(x->k, &nj, cl->nb, 1);
+			LirAffine ya = y_index(x, &mi[i], &nj);
+			lir_prefetch(x->k, x->Y, &ya);
+		}
+}
+
 /* One register block: mr rows (from row r0) x nr vectors of Y,
  * accumulators across the k loop over [k0, k1); nr loads of B and mr
  * broadcasts of A feed mr * nr FMAs per k.  Partial sums (K blocks) go
@@ -266,6 +297,8 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 			acc[i][j] = lir_temp(k, SORT_V);
 			lir_assign(k, acc[i][j], lir_constf(k, 0.0));
 		}
+	if (!first && x->pf_y > 0)
+		prefetch_y(x, cl, mi, mr);
 	int kv = lir_for(k, k0, k1, 1);
 	int b[2];
 	for (int j = 0; j < nr; j++) {
@@ -903,6 +936,7 @@ static void blocked(Mm *x, int64_t vend, int64_t nend)
 	x->bt_vec = x->b_n != 1 && m->b_k == 1 && has_transpose(c);
 	x->pack_nn = l2 > 0 && m->K * m->N * 4 > l2 / 2 && m->M > mr;
 	x->pf_b = cg_has_prefetch(c) ? param_or(c->t, "prefetch_bytes", 0) / (4 * w2) : 0;
+	x->pf_y = cg_has_prefetch(c) ? param_or(c->t, "cache_line", 0) / 4 : 0;
 	ColClass cc[3];
 	int ncc = col_classes(x, vend, nend, cc);
 	Pack pk = {-1, 0, 0, false, 0, -1};
