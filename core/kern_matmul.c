@@ -244,19 +244,23 @@ static LirExpr *load_bcol(Mm *x, const Pack *pk, int kv, const Cols *cl, int j)
 }
 
 /* The lines of Y a register block adds its partial sums to, prefetched
- * before its k loop: the block's loads of Y come after the loop, where
- * lines from L3 (Y larger than L2; a row of it a page or more from the
- * next) would hold up the epilogue; the k loop (mr x nr FMAs a k, for
- * the K block's k's) hides their latency.  Each row's columns [lo, lo + w) of the group: a
- * prefetch a line, and one more at its last column where the run may
- * start inside a line. */
-static void prefetch_y(Mm *x, const Cols *cl, const LirAffine *mi, int mr)
+ * in its k loop: the block's loads of Y come after the loop, where lines
+ * from L3 (Y larger than L2; a row of it a page or more from the next)
+ * would hold up the epilogue.  Each row's columns [lo, lo + w) of the
+ * group: a prefetch a line, and one more at its last column where the run
+ * may start inside a line.  rows: the rows mi[0 .. rows) at once (before
+ * the loop); kv >= 0 instead: row (kv - k0) / kstep of the block at each
+ * iteration of kv's loop (stepping kstep k's) -- spread, they do not take
+ * every fill buffer at once (28 prefetches in a row stalled the loop
+ * behind them); the iterations past the block's last row ask for the next
+ * row block's lines of the same columns (or past Y's end: a hint). */
+static void prefetch_y(Mm *x, const Cols *cl, const LirAffine *mi, int rows, int kv, int64_t k0, int64_t kstep)
 {
 	int64_t line = x->pf_y;
 	bool aligned = x->m->N % line == 0 && cl->lo % line == 0 && cl->w % line == 0;
 	/* (a run that starts inside a line ends in one more: its last column) */
 	bool last_col = !aligned && (cl->w - 1) % line != 0;
-	for (int i = 0; i < mr; i++)
+	for (int i = 0; i < rows; i++)
 		for (int64_t o = 0; o < cl->w + (last_col ? line : 0); o += line) {
 			/* (the group's columns without its lane variable: that
 			 * loop has one iteration, at 0) */
@@ -266,6 +270,10 @@ static void prefetch_y(Mm *x, const Cols *cl, const LirAffine *mi, int mr)
 			if (cl->nb >= 0)
 				lir_term(x->k, &nj, cl->nb, 1);
 			LirAffine ya = y_index(x, &mi[i], &nj);
+			if (kv >= 0) {
+				lir_term(x->k, &ya, kv, x->m->N / kstep);
+				ya.off -= k0 * (x->m->N / kstep);
+			}
 			lir_prefetch(x->k, x->Y, &ya);
 		}
 }
@@ -297,8 +305,15 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 			acc[i][j] = lir_temp(k, SORT_V);
 			lir_assign(k, acc[i][j], lir_constf(k, 0.0));
 		}
-	if (!first && x->pf_y > 0)
-		prefetch_y(x, cl, mi, mr);
+	/* Y's lines for the partial sums: a row an iteration of the k loop
+	 * unrolled (N a multiple of the unrolling: row (kv - k0) / 4 has an
+	 * affine address), where it has an iteration for each row; else all
+	 * before the loop */
+	bool unroll = k1 - k0 >= 2 * GEMM_K_UNROLL;
+	bool pf_y = !first && x->pf_y > 0;
+	bool spread = pf_y && unroll && !x->b1 && (k1 - k0) / GEMM_K_UNROLL >= mr && x->m->N % GEMM_K_UNROLL == 0;
+	if (pf_y && !spread)
+		prefetch_y(x, cl, mi, mr, -1, 0, 1);
 	int kv = lir_for(k, k0, k1, 1);
 	int b[2];
 	for (int j = 0; j < nr; j++) {
@@ -330,8 +345,12 @@ static void block(Mm *x, const Pack *pk, const LirAffine *r0, int mr, const Cols
 	lir_end(k);
 	/* k unrolled 4 times: the loop's counter, compare and pointer bumps
 	 * once per 4 k steps, off the ports the FMAs need */
-	if (k1 - k0 >= 2 * GEMM_K_UNROLL)
+	if (unroll)
 		lir_unroll(k, kv, GEMM_K_UNROLL);
+	if (spread && lir_reopen(k, kv)) {
+		prefetch_y(x, cl, mi, 1, kv, k0, GEMM_K_UNROLL);
+		lir_end(k);
+	}
 	lir_strength_reduce(k, kv);
 	if (!first)
 		for (int i = 0; i < mr; i++)

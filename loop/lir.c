@@ -235,6 +235,23 @@ int lir_for(LirKernel *k, int64_t lo, int64_t hi, int64_t step)
 	return v;
 }
 
+/* Open the loop of var again (built and closed, perhaps transformed since):
+ * what follows goes at the end of its body, until lir_end. */
+bool lir_reopen(LirKernel *k, int var)
+{
+	LirBlock *parent;
+	int at;
+	LirStmt *s = var >= 0 && var < k->nvars ? lir_loop_of(k, var, &parent, &at) : NULL;
+	if (!s)
+		return false;
+	if (k->nopen == k->capopen) {
+		k->capopen = k->capopen ? 2 * k->capopen : 8;
+		k->open = xrealloc(k->open, (size_t)k->capopen * sizeof *k->open);
+	}
+	k->open[k->nopen++] = &s->body;
+	return true;
+}
+
 void lir_end(LirKernel *k)
 {
 	if (k->nopen == 0) {

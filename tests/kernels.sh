@@ -273,16 +273,22 @@ if [ "$(grep -c imul "$tmp/nb.s")" -le 120 ] && [ "$(grep -c '[[:space:]]mul[[:s
 if grep -q 'prefetch (scratch)\[[0-9]*\*i[0-9]* + 32\*i[0-9]* + 256\]' "$tmp/loops" &&
    grep -q 'prefetch (scratch)\[[0-9]*\*i[0-9]* + 32\*i[0-9]* + 272\]' "$tmp/loops" && ! grep -q 'prefetch (scratch)' "$tmp/loops.avx2"; then ok; else
 	bad "gemm_nblocks: B's panels not prefetched 8 k's ahead on x86-avx512 (or prefetched on x86-avx2)"; grep -m4 'prefetch' "$tmp/loops" "$tmp/loops.avx2"; fi
-# Y's lines prefetched before the k loop of each K block that adds to its
-# partial sums (not the first, which only stores): a row's 32 columns a line
-# each, and, where a row starts inside a line (600 columns), its last column;
-# x86-avx2 as well (a cache_line and a prefetch), riscv-rvv none (no prefetch).
+# Y's lines prefetched for each K block that adds to its partial sums (not
+# the first, which only stores): a row's 32 columns a line each, and, where a
+# row starts inside a line (600 columns), its last column too; spread over
+# the k loop unrolled 4 times, a row an iteration (N / 4 = 150 a k: row (k -
+# k0) / 4), where N is a multiple of 4; gemm_bt_rows' N = 70 is not: all of
+# the block's before the loop. x86-avx2 as well (a cache_line and a
+# prefetch), riscv-rvv none (no prefetch).
 "$GDCC" "$SRCDIR/tests/backend/gemm_nblocks.ir" -t riscv-rvv --emit=loops >"$tmp/loops.rvv" 2>&1
-if grep -q 'prefetch y\[600\*i[0-9]* + 32\*i[0-9]* + 616\]' "$tmp/loops" &&
-   grep -q 'prefetch y\[600\*i[0-9]* + 32\*i[0-9]* + 631\]' "$tmp/loops" &&
+"$GDCC" "$SRCDIR/tests/backend/gemm_bt_rows.ir" -t x86-avx512 --emit=loops >"$tmp/loops.btr" 2>&1
+if awk '/prefetch y\[600\*i[0-9]* \+ 32\*i[0-9]* \+ 150\*i[0-9]* - [0-9]*\]/ { o = $0; sub(/.* - /, "", o); sub(/\].*/, "", o); have[o + 0] = 1 }
+	END { for (o in have) if ((o - 16) in have && (o - 31) in have) ok = 1; exit !ok }' "$tmp/loops" &&
    awk '/^ *y\[.*\] = / && !st { st = NR } /prefetch y/ && !pf { pf = NR } END { exit !(st && pf > st) }' "$tmp/loops" &&
+   awk '/for i[0-9]* in .* step 4$/ { inl = 1 } /prefetch y/ && !inl { exit 1 } END { exit !inl }' "$tmp/loops" &&
+   grep -q 'prefetch y\[70\*i[0-9]* + 32\*i[0-9]* + 16\]' "$tmp/loops.btr" &&
    grep -q 'prefetch y\[' "$tmp/loops.avx2" && ! grep -q 'prefetch' "$tmp/loops.rvv"; then ok; else
-	bad "gemm_nblocks: Y's lines not prefetched before the k loops that add to them (or prefetched on riscv-rvv)"; grep -m4 'prefetch y' "$tmp/loops" "$tmp/loops.avx2" "$tmp/loops.rvv"; fi
+	bad "gemm_nblocks / gemm_bt_rows: Y's lines not prefetched for the K blocks that add to them (or prefetched on riscv-rvv)"; grep -m4 'prefetch y' "$tmp/loops" "$tmp/loops.btr" "$tmp/loops.avx2" "$tmp/loops.rvv"; fi
 # The GEMM's register block rows come from the vector registers (32 zmm:
 # 14, 16 ymm: 6): what each .md's gemm_mr says of its machine.
 for tr in "x86-avx512 masked vector" "x86-avx2 scalar loop"; do

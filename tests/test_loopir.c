@@ -403,6 +403,36 @@ Test(loopir, print_transformed)
 	lir_kernel_free(k);
 }
 
+/* A loop opened again after unrolling: what is added runs once an
+ * iteration of the unrolled loop (not in its remainder), at the body's
+ * end; an unknown variable is refused. */
+Test(loopir, reopen_after_unroll)
+{
+	LirKernel *k = lir_kernel_new("k", 8, false);
+	int x = lir_buffer(k, "x", 10, 4, 0), y = lir_buffer(k, "y", 10, 4, 1);
+	int i = lir_for(k, 0, 5, 1);
+	st(k, y, AX1(k, 0, i, 2), ld(k, x, AX1(k, 0, i, 2)));
+	lir_end(k);
+	cr_assert(lir_unroll(k, i, 2));
+	cr_assert(lir_reopen(k, i));
+	LirAffine pa = AX1(k, 1, i, 2);
+	lir_prefetch(k, x, &pa);
+	lir_end(k);
+	cr_assert_not(lir_reopen(k, 99));
+	cr_assert(verify(k, NULL));
+	char *s = print_str(k);
+	cr_assert_str_eq(s, "k\n"
+			    "  buffers: x[10], y[10]\n"
+			    "  for i0 in [0, 4) step 2\n"
+			    "    y[2*i0] = x[2*i0]\n"
+			    "    y[2*i0 + 2] = x[2*i0 + 2]\n"
+			    "    prefetch x[2*i0 + 1]\n"
+			    "  for i0r in [4, 5)\n"
+			    "    y[2*i0r] = x[2*i0r]\n");
+	free(s);
+	lir_kernel_free(k);
+}
+
 /* ---- the verifier ------------------------------------------------------- */
 Test(loopir, verify_out_of_bounds)
 {
