@@ -61,9 +61,9 @@ typedef struct {
 	 * panel streams from L2 and the hardware's next-line prefetch into L1
 	 * does not keep up with 2 lines every 14 cycles */
 	int64_t pf_b;
-	/* Y's lines of a register block prefetched before the k loop of every
-	 * K block but the first (the partial sums it adds after the loop): a
-	 * cache line's floats (0: no prefetch) */
+	/* Y's lines of a register block prefetched in (or before) the k loop
+	 * of every K block but the first (the partial sums it adds after the
+	 * loop): a cache line's floats (0: no prefetch) */
 	int64_t pf_y;
 	bool tr;         /* B read through a transpose (from its operand) */
 	int64_t nc;      /* N block (columns), 0: none */

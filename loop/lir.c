@@ -221,17 +221,23 @@ static LirBlock *current(LirKernel *k)
 	return k->nopen ? k->open[k->nopen - 1] : &k->body;
 }
 
+/* what the builder adds goes into b, until lir_end */
+static void push_open(LirKernel *k, LirBlock *b)
+{
+	if (k->nopen == k->capopen) {
+		k->capopen = k->capopen ? 2 * k->capopen : 8;
+		k->open = xrealloc(k->open, (size_t)k->capopen * sizeof *k->open);
+	}
+	k->open[k->nopen++] = b;
+}
+
 int lir_for(LirKernel *k, int64_t lo, int64_t hi, int64_t step)
 {
 	int v = lir_new_var(k, lo, hi, step, LIR_LOOP_SCALAR, NULL);
 	LirStmt *s = lir_stmt_new(k, LS_LOOP);
 	s->var = v;
 	lir_block_add(k, current(k), s);
-	if (k->nopen == k->capopen) {
-		k->capopen = k->capopen ? 2 * k->capopen : 8;
-		k->open = xrealloc(k->open, (size_t)k->capopen * sizeof *k->open);
-	}
-	k->open[k->nopen++] = &s->body;
+	push_open(k, &s->body);
 	return v;
 }
 
@@ -244,11 +250,7 @@ bool lir_reopen(LirKernel *k, int var)
 	LirStmt *s = var >= 0 && var < k->nvars ? lir_loop_of(k, var, &parent, &at) : NULL;
 	if (!s)
 		return false;
-	if (k->nopen == k->capopen) {
-		k->capopen = k->capopen ? 2 * k->capopen : 8;
-		k->open = xrealloc(k->open, (size_t)k->capopen * sizeof *k->open);
-	}
-	k->open[k->nopen++] = &s->body;
+	push_open(k, &s->body);
 	return true;
 }
 

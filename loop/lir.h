@@ -233,6 +233,8 @@ void lir_block_insert(LirKernel *k, LirBlock *b, int at, LirStmt *s);
 int lir_new_var(LirKernel *k, int64_t lo, int64_t hi, int64_t step, LirLoopKind kind, const char *name);
 /* The loop statement over var (NULL: none), and the block holding it. */
 LirStmt *lir_loop_of(LirKernel *k, int var, LirBlock **parent, int *index);
+/* Open var's loop again (after lir_end, after transforms): the builder's
+ * statements go at the end of its body until lir_end; false: no such loop. */
 bool lir_reopen(LirKernel *k, int var);
 
 /* ---- checking and printing --------------------------------------------- */
