@@ -377,7 +377,8 @@ Test(loopir, print)
 	lir_kernel_free(k);
 }
 
-Test(loopir, print_transformed)
+/* y[2i] = -x[2i] for i in [0, 5), unrolled twice; *x_buf, *var: x and i */
+static LirKernel *neg_unrolled(int *x_buf, int *var)
 {
 	LirKernel *k = lir_kernel_new("k", 8, false);
 	int x = lir_buffer(k, "x", 10, 4, 0), y = lir_buffer(k, "y", 10, 4, 1);
@@ -387,18 +388,31 @@ Test(loopir, print_transformed)
 	st(k, y, AX1(k, 0, i, 2), lir_ref(k, t));
 	lir_end(k);
 	cr_assert(lir_unroll(k, i, 2));
+	*x_buf = x;
+	*var = i;
+	return k;
+}
+
+#define NEG_UNROLLED_HEAD                                                                                            \
+	"k\n"                                                                                                         \
+	"  buffers: x[10], y[10]\n"                                                                                   \
+	"  for i0 in [0, 4) step 2\n"                                                                                 \
+	"    %t1 = neg.v(x[2*i0])\n"                                                                                  \
+	"    y[2*i0] = %t1\n"                                                                                         \
+	"    %t0 = neg.v(x[2*i0 + 2])\n"                                                                              \
+	"    y[2*i0 + 2] = %t0\n"
+#define NEG_UNROLLED_TAIL                                                                                            \
+	"  for i0r in [4, 5)\n"                                                                                       \
+	"    %t2 = neg.v(x[2*i0r])\n"                                                                                 \
+	"    y[2*i0r] = %t2\n"
+
+Test(loopir, print_transformed)
+{
+	int x, i;
+	LirKernel *k = neg_unrolled(&x, &i);
 	cr_assert(verify(k, NULL));
 	char *s = print_str(k);
-	cr_assert_str_eq(s, "k\n"
-			    "  buffers: x[10], y[10]\n"
-			    "  for i0 in [0, 4) step 2\n"
-			    "    %t1 = neg.v(x[2*i0])\n"
-			    "    y[2*i0] = %t1\n"
-			    "    %t0 = neg.v(x[2*i0 + 2])\n"
-			    "    y[2*i0 + 2] = %t0\n"
-			    "  for i0r in [4, 5)\n"
-			    "    %t2 = neg.v(x[2*i0r])\n"
-			    "    y[2*i0r] = %t2\n");
+	cr_assert_str_eq(s, NEG_UNROLLED_HEAD NEG_UNROLLED_TAIL);
 	free(s);
 	lir_kernel_free(k);
 }
@@ -408,12 +422,8 @@ Test(loopir, print_transformed)
  * end; an unknown variable is refused. */
 Test(loopir, reopen_after_unroll)
 {
-	LirKernel *k = lir_kernel_new("k", 8, false);
-	int x = lir_buffer(k, "x", 10, 4, 0), y = lir_buffer(k, "y", 10, 4, 1);
-	int i = lir_for(k, 0, 5, 1);
-	st(k, y, AX1(k, 0, i, 2), ld(k, x, AX1(k, 0, i, 2)));
-	lir_end(k);
-	cr_assert(lir_unroll(k, i, 2));
+	int x, i;
+	LirKernel *k = neg_unrolled(&x, &i);
 	cr_assert(lir_reopen(k, i));
 	LirAffine pa = AX1(k, 1, i, 2);
 	lir_prefetch(k, x, &pa);
@@ -421,14 +431,7 @@ Test(loopir, reopen_after_unroll)
 	cr_assert_not(lir_reopen(k, 99));
 	cr_assert(verify(k, NULL));
 	char *s = print_str(k);
-	cr_assert_str_eq(s, "k\n"
-			    "  buffers: x[10], y[10]\n"
-			    "  for i0 in [0, 4) step 2\n"
-			    "    y[2*i0] = x[2*i0]\n"
-			    "    y[2*i0 + 2] = x[2*i0 + 2]\n"
-			    "    prefetch x[2*i0 + 1]\n"
-			    "  for i0r in [4, 5)\n"
-			    "    y[2*i0r] = x[2*i0r]\n");
+	cr_assert_str_eq(s, NEG_UNROLLED_HEAD "    prefetch x[2*i0 + 1]\n" NEG_UNROLLED_TAIL);
 	free(s);
 	lir_kernel_free(k);
 }
