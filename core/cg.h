@@ -70,8 +70,8 @@ typedef struct {
 	bool scalable;   /* vectors as long as the machine's: strips sized by setvl */
 	int icls, fcls, vcls;
 	LirTail tail;    /* how vector loops' remainders run here (cg_tail) */
-	Loop loops[16];
-	int nloops;
+	Loop *loops;     /* the open loops, outermost first (grown as they nest) */
+	int nloops, caploops;
 	int ret;         /* the return-value register (fixed to the abi's) */
 	int acls, areg;  /* the abi's first argument register (class, index) */
 	int rcls, rreg;  /* its return register, rcls -1: none */

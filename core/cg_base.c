@@ -123,6 +123,13 @@ void cg_indent(CG *c)
 		fputs("  ", c->p->loops);
 }
 
+static void push_loop(CG *c, Loop l)
+{
+	if (c->nloops == c->caploops)
+		c->loops = xrealloc(c->loops, (size_t)(c->caploops = c->caploops ? 2 * c->caploops : 16) * sizeof *c->loops);
+	c->loops[c->nloops++] = l;
+}
+
 static int loop_begin_(CG *c, int64_t lo, int64_t hi, int step, bool vector)
 {
 	MFunc *f = c->f;
@@ -132,7 +139,7 @@ static int loop_begin_(CG *c, int64_t lo, int64_t hi, int step, bool vector)
 	if (hi <= lo) {
 		/* an empty dimension: the body is never run */
 		sel_branch(f, sel_op(f, SEL_JUMP, NULL, NULL, NULL), label);
-		c->loops[c->nloops++] = (Loop){v, lo, hi, step, label, true, -1};
+		push_loop(c, (Loop){v, lo, hi, step, label, true, -1});
 		return v;
 	}
 	sel_label(f, label);
@@ -146,7 +153,7 @@ static int loop_begin_(CG *c, int64_t lo, int64_t hi, int step, bool vector)
 			fprintf(c->p->loops, "for %%v%d in [%lld, %lld) by strips of vl = setvl(%lld - %%v%d)\n", v, (long long)lo,
 				(long long)hi, (long long)hi, v);
 		}
-		c->loops[c->nloops++] = (Loop){v, lo, hi, 1, label, false, vl};
+		push_loop(c, (Loop){v, lo, hi, 1, label, false, vl});
 		return v;
 	}
 	if (c->p->loops) {
@@ -154,7 +161,7 @@ static int loop_begin_(CG *c, int64_t lo, int64_t hi, int step, bool vector)
 		fprintf(c->p->loops, "for %%v%d in [%lld, %lld) step %d%s\n", v, (long long)lo, (long long)hi, step,
 			vector ? " (vector)" : step > 1 ? " (unrolled block)" : "");
 	}
-	c->loops[c->nloops++] = (Loop){v, lo, hi, step, label, false, -1};
+	push_loop(c, (Loop){v, lo, hi, step, label, false, -1});
 	return v;
 }
 

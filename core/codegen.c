@@ -717,6 +717,7 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 		free(c.fused);
 		free(c.moved);
 		free(c.viewed);
+	free(c.loops);
 		memplan_free(own);
 		return NULL;
 	}
@@ -834,6 +835,7 @@ Program *codegen_lower(const Graph *g, const Target *t, const LegalEntry *const 
 	free(c.fused);
 	free(c.moved);
 	free(c.viewed);
+	free(c.loops);
 	free(c.extra);
 	memplan_free(own); /* (nothing keeps the plan) */
 	free(own_legal);

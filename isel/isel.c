@@ -183,8 +183,8 @@ bool isel_function(MFunc *f, Diag *d)
 	/* trees no pattern covers, reported once per (operator, goal) with a count */
 	struct Uncovered {
 		int op, goal, count;
-	} unc[64];
-	int nunc = 0;
+	} *unc = NULL;
+	int nunc = 0, capunc = 0;
 	for (int i = 0; i < f->nstmts; i++) {
 		const SelStmt *s = &f->stmts[i];
 		if (!s->tree) {
@@ -200,10 +200,12 @@ bool isel_function(MFunc *f, Diag *d)
 				int k = 0;
 				while (k < nunc && !(unc[k].op == c.uncovered_op && unc[k].goal == c.uncovered_goal))
 					k++;
-				if (k == nunc && nunc < 64)
+				if (k == nunc) {
+					if (nunc == capunc)
+						unc = xrealloc(unc, (size_t)(capunc = capunc ? 2 * capunc : 16) * sizeof *unc);
 					unc[nunc++] = (struct Uncovered){c.uncovered_op, c.uncovered_goal, 0};
-				if (k < nunc)
-					unc[k].count++;
+				}
+				unc[k].count++;
 			}
 		} else
 			append(f, c.out, c.nout, f->ninsts);
@@ -214,5 +216,6 @@ bool isel_function(MFunc *f, Diag *d)
 		diag_error(d, loc_at(NULL, 0, 0), "%s: cannot select %s (as %s) on %s: no pattern covers it (%d tree%s)",
 			   f->name, sel_info[unc[k].op].name, f->t->grammar.nt_names[unc[k].goal], f->t->name, unc[k].count,
 			   unc[k].count == 1 ? "" : "s");
+	free(unc);
 	return ok;
 }

@@ -23,25 +23,33 @@ static int root_op_of_rule(const Target *t, int rule)
 	return -1;
 }
 
-/* Calls fn for every virtual register an instruction reads. */
-static void form_uses(const MFunc *f, const Opnd *op, int *out, int *n)
+/* The virtual registers an instruction reads, in operand order (forms
+ * nest, so their number has no fixed bound). */
+typedef struct {
+	int *v;
+	int n, cap;
+} Uses;
+
+static void form_uses(const MFunc *f, const Opnd *op, Uses *u)
 {
-	if (op->kind == OPND_REG)
-		out[(*n)++] = op->vreg;
-	else if (op->kind == OPND_FORM)
+	if (op->kind == OPND_REG) {
+		if (u->n == u->cap)
+			u->v = xrealloc(u->v, (size_t)(u->cap = u->cap ? 2 * u->cap : 16) * sizeof *u->v);
+		u->v[u->n++] = op->vreg;
+	} else if (op->kind == OPND_FORM)
 		for (int k = 0; k < f->t->rules[f->forms[op->form].rule].nops; k++)
-			form_uses(f, &f->forms[op->form].ops[k], out, n);
+			form_uses(f, &f->forms[op->form].ops[k], u);
 }
 
-static int uses_of(const MFunc *f, const MInst *mi, int *out)
+static int uses_of(const MFunc *f, const MInst *mi, Uses *u)
 {
-	int n = 0;
+	u->n = 0;
 	if (mi->kind == MI_MOVE)
-		out[n++] = mi->use;
+		form_uses(f, &(Opnd){.kind = OPND_REG, .vreg = mi->use}, u);
 	else if (mi->kind == MI_RULE)
 		for (int k = 0; k < f->t->rules[mi->rule].nops; k++)
-			form_uses(f, &mi->ops[k], out, &n);
-	return n;
+			form_uses(f, &mi->ops[k], u);
+	return u->n;
 }
 
 typedef struct {
@@ -142,12 +150,12 @@ static void intervals(const MFunc *f, Interval *iv)
 		defblk[v] = ueblk[v] = -1;
 	size_t nue = 0, capue = 64, ndf = 0, capdf = 64;
 	int (*ue)[2] = xmalloc(capue * sizeof *ue), (*df)[2] = xmalloc(capdf * sizeof *df);
-	int tmp[64];
+	Uses tmp = {0};
 	for (int k = 0; k < nb; k++)
 		for (int i = b[k].first; i <= b[k].last; i++) {
-			int nu = uses_of(f, &f->insts[i], tmp);
+			int nu = uses_of(f, &f->insts[i], &tmp);
 			for (int j = 0; j < nu; j++) {
-				int v = tmp[j];
+				int v = tmp.v[j];
 				TOUCH(v, 2 * i);
 				if (defblk[v] != k && ueblk[v] != k) {
 					ueblk[v] = k;
@@ -169,6 +177,7 @@ static void intervals(const MFunc *f, Interval *iv)
 				}
 			}
 		}
+	free(tmp.v);
 	/* counting sort of both pair lists by vreg */
 	int *uerow = xcalloc((size_t)nv + 1, sizeof *uerow), *dfrow = xcalloc((size_t)nv + 1, sizeof *dfrow);
 	for (size_t i = 0; i < nue; i++)
@@ -410,19 +419,19 @@ static bool rewrite_spills(MFunc *f, Diag *d)
 	f->insts = NULL;
 	f->ninsts = f->capinsts = 0;
 	bool ok = true;
+	Uses tmp = {0};
 	for (int i = 0; i < nold && ok; i++) {
 		MInst cur = old[i];
 		MInst *mi = &cur;
-		int tmp[64];
-		int nu = uses_of(f, mi, tmp);
+		int nu = uses_of(f, mi, &tmp);
 		int def_reload = -1; /* a tied (read and written) spilled register keeps one temporary */
 		for (int j = 0; j < nu; j++) {
-			int v = tmp[j];
+			int v = tmp.v[j];
 			if (f->vregs[v].slot < 0 || f->vregs[v].preg >= 0)
 				continue;
 			bool seen = false;
 			for (int q = 0; q < j; q++)
-				seen |= tmp[q] == v;
+				seen |= tmp.v[q] == v;
 			if (seen)
 				continue;
 			int r = mfunc_vreg(f, f->vregs[v].cls);
@@ -464,9 +473,8 @@ static bool rewrite_spills(MFunc *f, Diag *d)
 		}
 	}
 	free(old);
-	if (!ok)
-		return false;
-	return true;
+	free(tmp.v);
+	return ok;
 }
 
 /* Tied two-address instructions read and write the same vreg; when that
@@ -476,6 +484,47 @@ static void fix_tied(MFunc *f)
 {
 	(void)f; /* the move inserted by isel before a tied instruction keeps
 		  * def and use distinct vregs, so nothing to do */
+}
+
+/* The frame's code: the stack adjustment and the callee-saved registers'
+ * stores (saved[k] at save_off[k]) at entry, their loads and the
+ * adjustment back before every return. */
+static bool frame_code(MFunc *f, const int *saved, const int *save_off, int nsaved, int frame, Diag *d)
+{
+	const Target *t = f->t;
+	f->vregs[f->sp].phys = target_root_index(t, f->vregs[f->sp].cls, f->vregs[f->sp].preg);
+	/* prologue */
+	int at = 0;
+	int added = isel_insert(f, at, sel_op(f, SEL_SUB_I, sel_reg(f, f->sp), sel_consti(f, frame), NULL), f->sp, d);
+	if (added < 0)
+		return false;
+	at += added;
+	for (int k = 0; k < nsaved; k++) {
+		Sort s = t->regclasses[f->vregs[saved[k]].cls].sort;
+		added = isel_insert(f, at, sel_op(f, store_op(s), slot_addr(f, save_off[k]), sel_reg(f, saved[k]), NULL), -1, d);
+		if (added < 0)
+			return false;
+		at += added;
+	}
+	/* epilogue before every return */
+	for (int i = at; i < f->ninsts; i++) {
+		const MInst *mi = &f->insts[i];
+		if (mi->kind != MI_RULE || root_op_of_rule(t, mi->rule) != SEL_RET)
+			continue;
+		int n = 0;
+		for (int k = 0; k < nsaved; k++) {
+			Sort s = t->regclasses[f->vregs[saved[k]].cls].sort;
+			added = isel_insert(f, i + n, sel_op(f, load_op(s), slot_addr(f, save_off[k]), NULL, NULL), saved[k], d);
+			if (added < 0)
+				return false;
+			n += added;
+		}
+		added = isel_insert(f, i + n, sel_op(f, SEL_ADD_I, sel_reg(f, f->sp), sel_consti(f, frame), NULL), f->sp, d);
+		if (added < 0)
+			return false;
+		i += n + added;
+	}
+	return true;
 }
 
 bool regalloc_function(MFunc *f, Diag *d)
@@ -510,25 +559,29 @@ bool regalloc_function(MFunc *f, Diag *d)
 			return false;
 	}
 	fix_tied(f);
-	/* callee-saved registers the code uses */
-	int saved[64], nsaved = 0;
-	for (int v = 0; v < f->nvregs && nsaved < 64; v++) {
+	/* callee-saved registers the code uses, each once (as many as the
+	 * target has) */
+	int maxregs = 0;
+	for (int c = 0; c < t->nregclasses; c++)
+		if (t->regclasses[c].nregs > maxregs)
+			maxregs = t->regclasses[c].nregs;
+	bool *marked = xcalloc((size_t)t->nregclasses * (size_t)maxregs + 1, sizeof *marked);
+	int *saved = xmalloc(((size_t)t->nregclasses * (size_t)maxregs + 1) * sizeof *saved), nsaved = 0;
+	for (int v = 0; v < f->nvregs; v++) {
 		if (f->vregs[v].phys < 0 || f->vregs[v].preg >= 0)
 			continue;
 		int root = target_root_class(t, f->vregs[v].cls);
 		const RegClassInfo *rc = &t->regclasses[root];
-		if (!rc->callee_saved[f->vregs[v].phys])
+		int phys = f->vregs[v].phys;
+		if (!rc->callee_saved[phys] || marked[(size_t)root * (size_t)maxregs + (size_t)phys])
 			continue;
-		bool dup = false;
-		for (int k = 0; k < nsaved; k++)
-			dup |= f->vregs[saved[k]].cls == root && f->vregs[saved[k]].preg == f->vregs[v].phys;
-		if (dup)
-			continue;
+		marked[(size_t)root * (size_t)maxregs + (size_t)phys] = true;
 		int s = mfunc_vreg(f, root);
-		f->vregs[s].preg = f->vregs[s].phys = f->vregs[v].phys;
+		f->vregs[s].preg = f->vregs[s].phys = phys;
 		saved[nsaved++] = s;
 	}
-	int save_off[64];
+	free(marked);
+	int *save_off = xmalloc(((size_t)nsaved + 1) * sizeof *save_off);
 	for (int k = 0; k < nsaved; k++) {
 		int bytes = t->regclasses[f->vregs[saved[k]].cls].width / 8;
 		f->frame_bytes = (f->frame_bytes + bytes - 1) / bytes * bytes;
@@ -538,40 +591,13 @@ bool regalloc_function(MFunc *f, Diag *d)
 	int align = t->abi.stack_align > 0 ? t->abi.stack_align : 16;
 	int frame = (f->frame_bytes + align - 1) / align * align;
 	f->frame_bytes = frame;
+	bool ok = frame == 0 || frame_code(f, saved, save_off, nsaved, frame, d);
+	free(saved);
+	free(save_off);
+	if (!ok)
+		return false;
 	if (frame == 0)
 		return true;
-	f->vregs[f->sp].phys = target_root_index(t, f->vregs[f->sp].cls, f->vregs[f->sp].preg);
-	/* prologue */
-	int at = 0;
-	int added = isel_insert(f, at, sel_op(f, SEL_SUB_I, sel_reg(f, f->sp), sel_consti(f, frame), NULL), f->sp, d);
-	if (added < 0)
-		return false;
-	at += added;
-	for (int k = 0; k < nsaved; k++) {
-		Sort s = t->regclasses[f->vregs[saved[k]].cls].sort;
-		added = isel_insert(f, at, sel_op(f, store_op(s), slot_addr(f, save_off[k]), sel_reg(f, saved[k]), NULL), -1, d);
-		if (added < 0)
-			return false;
-		at += added;
-	}
-	/* epilogue before every return */
-	for (int i = at; i < f->ninsts; i++) {
-		const MInst *mi = &f->insts[i];
-		if (mi->kind != MI_RULE || root_op_of_rule(t, mi->rule) != SEL_RET)
-			continue;
-		int n = 0;
-		for (int k = 0; k < nsaved; k++) {
-			Sort s = t->regclasses[f->vregs[saved[k]].cls].sort;
-			added = isel_insert(f, i + n, sel_op(f, load_op(s), slot_addr(f, save_off[k]), NULL, NULL), saved[k], d);
-			if (added < 0)
-				return false;
-			n += added;
-		}
-		added = isel_insert(f, i + n, sel_op(f, SEL_ADD_I, sel_reg(f, f->sp), sel_consti(f, frame), NULL), f->sp, d);
-		if (added < 0)
-			return false;
-		i += n + added;
-	}
 	/* the registers the frame code introduced: fixed ones, and temporaries
 	 * (a frame too large for an immediate) in a caller-saved register that
 	 * holds neither the argument at entry nor the result at exit */
