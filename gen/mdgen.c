@@ -2683,8 +2683,8 @@ int mdgen_generate(const char *const *inputs, int ninputs, const char *out, cons
 			free(path);
 			free(name);
 			if (t->name)
-				for (int k = 0; k < targets.n; k++)
-					if (strcmp(((Target *)targets.v[k])->name, t->name) == 0)
+				for (int k = 0; k < targets.n; k++) /* (one that failed has no name) */
+					if (((Target *)targets.v[k])->name && strcmp(((Target *)targets.v[k])->name, t->name) == 0)
 						diag_error(&diag, loc_at(lfile, line, 1), "target '%s' is listed twice", t->name);
 			vpush(&targets, t);
 		}

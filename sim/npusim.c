@@ -96,7 +96,7 @@ typedef struct {
 	int rule;        /* index into t->rules, or -1 (a move) */
 	int64_t lat, thr;
 	int nunits;
-	int units[4];    /* unit ids (core units only for non-engine entries) */
+	int *units;      /* unit ids, nunits of them (core units only for non-engine entries) */
 } EntryTiming;
 
 /* ---- program ---------------------------------------------------------------- */
@@ -319,7 +319,8 @@ static void setup_timing(NpuSim *s)
 			tm->rule = r;
 			tm->lat = (int64_t)ceil(ri->latency > 0 ? ri->latency : 1);
 			tm->thr = (int64_t)ceil(ri->throughput > 0 ? ri->throughput : 1);
-			for (int u = 0; u < ri->nunits && u < 4; u++)
+			tm->units = xmalloc(((size_t)ri->nunits + 1) * sizeof *tm->units);
+			for (int u = 0; u < ri->nunits; u++)
 				tm->units[tm->nunits++] = unit_id(s, ri->units[u]);
 		}
 		if (!tm->avail && (isa[e].flags & F_MOVE)) {
@@ -472,6 +473,8 @@ void npusim_free(NpuSim *s)
 	if (!s)
 		return;
 	free_program(s);
+	for (int e = 0; e < NISA; e++)
+		free(s->timing[e].units);
 	free(s->unit_names);
 	free(s->sp);
 	free(s->acc);

@@ -59,6 +59,20 @@ if "$MDGEN" -o "$tmp/twice.c" "$SRCDIR/tests/md/targets.list" "$SRCDIR/tests/md/
 else
 	grep -q "target 'toy' is listed twice" "$tmp/err" && pass=$((pass + 1)) || bad "no 'listed twice' message"
 fi
+# A listed target whose parent cannot be read is an error, and the targets
+# listed after it are still checked (mdgen once crashed comparing their names
+# with the failed one's).
+mkdir "$tmp/lst"
+printf 'target "orphan" extends "no-such-parent" {\n  isa "x"\n}\n' >"$tmp/lst/orphan.md"
+cp "$SRCDIR/tests/md/toy.md" "$tmp/lst/toy.md"
+printf 'orphan\ntoy\n' >"$tmp/lst/targets.list"
+"$MDGEN" -o "$tmp/lst.c" "$tmp/lst/targets.list" 2>"$tmp/err"
+st=$?
+if [ $st -eq 1 ] && grep -q "orphan.md:1:.*error: cannot read '.*no-such-parent.md'" "$tmp/err" && [ ! -e "$tmp/lst.c" ]; then
+	pass=$((pass + 1))
+else
+	bad "a list with a target whose parent is missing: exit $st"; cat "$tmp/err"
+fi
 # Bad command lines.
 "$MDGEN" >/dev/null 2>&1; [ $? -eq 2 ] && pass=$((pass + 1)) || bad "mdgen without arguments: expected exit 2"
 "$MDGEN" -o "$tmp/x.c" "$tmp/none.list" 2>"$tmp/err"; [ $? -eq 1 ] && grep -q "cannot read" "$tmp/err" && pass=$((pass + 1)) || bad "missing list"

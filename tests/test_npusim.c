@@ -114,6 +114,22 @@ static char *mma_chain(int k, int b, const char *tail)
 	return q;
 }
 
+/* An instruction on more than four units keeps each of them busy
+ * (npu-units: li on all six, throughput 2): the simulator once counted the
+ * first four. */
+Test(npusim, instruction_on_six_units)
+{
+	const Target *t = target_lookup("npu-units");
+	cr_assert_not_null(t);
+	NpuSim *s = load_on(t, "gdcc_entry:\n\tli a1, #1\n\tli a2, #2\n\tli a0, #0\n\tret\n");
+	run_ok(s, 0, NULL, NULL);
+	const char *units[] = {"ctrl", "lsu", "dma", "array", "acc", "vec"};
+	for (int u = 0; u < 6; u++)
+		cr_assert_float_eq(npusim_unit_busy(s, units[u]), 3 * 2 + (u == 0), 0, "%s busy %g", units[u],
+				   npusim_unit_busy(s, units[u]));
+	npusim_free(s);
+}
+
 /* ---- timing: closed forms (docs/npusim.md, "Closed forms") ---------------- */
 
 Test(npusim, ws_mma_chain)
