@@ -28,6 +28,38 @@ const Target *place_host(const Target *t, const char *host, Diag *d)
 	return h;
 }
 
+/* A fusion group split between segments may leave several of its nodes in
+ * one segment with results that leave it (a tree of elementwise ops whose
+ * last node runs elsewhere: sigmoid and tanh here, their product on the
+ * device).  A kernel has one result, its group's last node's, so the nodes
+ * of such a group become kernels of their own in this segment. */
+static void split_escaping_groups(Graph *s)
+{
+	int ng = 0;
+	for (int i = 0; i < s->nnodes; i++)
+		if (s->nodes[i]->group >= ng)
+			ng = s->nodes[i]->group + 1;
+	if (ng == 0)
+		return;
+	int *last = xmalloc((size_t)ng * sizeof *last);
+	bool *split = xcalloc((size_t)ng, sizeof *split);
+	for (int i = 0; i < s->nnodes; i++)
+		if (s->nodes[i]->group >= 0)
+			last[s->nodes[i]->group] = i;
+	for (int i = 0; i < s->nnodes; i++) {
+		const Node *n = s->nodes[i];
+		if (n->group >= 0 && last[n->group] != i)
+			for (int j = 0; j < n->nout; j++)
+				split[n->group] |= n->out[j]->is_output;
+	}
+	int next = ng;
+	for (int i = 0; i < s->nnodes; i++)
+		if (s->nodes[i]->group >= 0 && split[s->nodes[i]->group])
+			s->nodes[i]->group = next++;
+	free(last);
+	free(split);
+}
+
 /* Nodes first..last of g as a graph; `used_after[v]`: the value is read
  * outside the segment (or is a model output). */
 static Graph *segment_graph(const Graph *g, int first, int last, int k, const int *seg_of, const bool *outside,
@@ -102,6 +134,8 @@ static Graph *segment_graph(const Graph *g, int first, int last, int k, const in
 				graph_add_output(s, map[n->out[j]->id], n->out[j]->loc);
 	}
 	free(map);
+	if (ok)
+		split_escaping_groups(s);
 	if (!ok || !graph_verify(s, d)) {
 		graph_free(s);
 		return NULL;

@@ -1270,13 +1270,29 @@ double *imp_floats(Imp *im, const char *name, int *n, const char *what)
 	return r;
 }
 
+/* What a translation's steps are named after: the node's first result
+ * that is not omitted (an RNN's Y may be, its Y_h not), else its name. */
+static const char *step_base(const Onnx__NodeProto *np)
+{
+	for (size_t i = 0; i < np->n_output; i++)
+		if (np->output[i][0])
+			return np->output[i];
+	return np->name && np->name[0] ? np->name : "unused";
+}
+
 Node *imp_step(Imp *im, const Onnx__NodeProto *np, OpKind op, Value **in, int nin, const char *what)
 {
 	if (!what)
 		return add_node(im, op, in, nin, np, 1);
-	char *t = xasprintf("%s.%s", np->n_output && np->output[0][0] ? np->output[0] : "unused", what);
-	char *nm = ir_name(im, t);
+	char *t = xasprintf("%s.%s", step_base(np), what);
+	Node *n = imp_step_named(im, op, in, nin, t);
 	free(t);
+	return n;
+}
+
+Node *imp_step_named(Imp *im, OpKind op, Value **in, int nin, const char *name)
+{
+	char *nm = ir_name(im, name);
 	const char *names[] = {nm};
 	Node *n = graph_add_node(im->g, op, in, nin, names, 1, where(im));
 	free(nm);
@@ -1302,7 +1318,7 @@ bool imp_bind(Imp *im, const char *name, Value *v)
 
 Value *imp_const(Imp *im, const Onnx__NodeProto *np, const char *what, Tensor *t)
 {
-	char *nm = xasprintf("%s.%s", np->n_output && np->output[0][0] ? np->output[0] : "unused", what);
+	char *nm = xasprintf("%s.%s", step_base(np), what);
 	Value *v = constant(im, nm, t);
 	free(nm);
 	return v;

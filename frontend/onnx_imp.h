@@ -1,6 +1,6 @@
 /* Between the ONNX importer (onnx.c) and its translations of the ONNX ops
  * that become several gdcc nodes (onnx_compose.c: Resize, Upsample,
- * ConvTranspose, InstanceNormalization, MeanVarianceNormalization, LRN,
+ * ConvTranspose, InstanceNormalization, MeanVarianceNormalization, LRN, RNN, GRU, LSTM,
  * training-mode Dropout).
  * A translation adds its steps with imp_step/imp_done, each named after
  * the ONNX node's result plus a suffix, and its last node with
@@ -34,6 +34,9 @@ double *imp_floats(Imp *im, const char *name, int *n, const char *what);
  * name (the last node), else that name + "." + what.  Set its attributes,
  * then imp_done (a step) or imp_finish (the last). */
 Node *imp_step(Imp *im, const Onnx__NodeProto *np, OpKind op, Value **in, int nin, const char *what);
+/* A step whose result takes the ONNX name `name` (made an IR name): a
+ * translation's node for one of several results. */
+Node *imp_step_named(Imp *im, OpKind op, Value **in, int nin, const char *name);
 /* Type a step: its first result, NULL after an error. */
 Value *imp_done(Imp *im, Node *n);
 bool imp_finish(Imp *im, Node *n, const Onnx__NodeProto *np);
