@@ -48,6 +48,14 @@
  *                      `where` on `less(t, length)` (a finished entry keeps its
  *                      state and outputs 0), unless every length is the whole
  *                      sequence; Y, Y_h, Y_c by `concat`, layout 1 by `transpose`.
+ *   ReverseSequence    `gather_elements` along time at positions L - 1 - t
+ *                      where t < L, else t (`less`, `sub`, `where` on the
+ *                      lengths), `expand`ed over the other axes.
+ *   DFT, STFT          the axis moved last, re and im by `matmul`s with
+ *                      constant cos and sin matrices (double, the inverse's
+ *                      1/N in them), cut or zero-padded to dft_length;
+ *                      STFT's frames a `gather` of constant positions, times
+ *                      the window.
  *   Dropout, training  x times a constant: the mask drawn when compiling
  *                      from the seed, as the ONNX reference draws it
  *                      (numpy's legacy MT19937 generator: uniform [0, 1)
@@ -2284,6 +2292,246 @@ static bool import_rnn(Imp *im, const Onnx__NodeProto *np, int kind)
 	return ok;
 }
 
+/* ---- ReverseSequence ------------------------------------------------------------------ */
+/* y = gather_elements(x, idx, time axis): idx[t, b] = L[b] - 1 - t where
+ * t < L[b], else t (by less, sub and where on the lengths: they may be
+ * known only when running), expanded over the other axes. */
+static bool import_reverse_sequence(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = operand(im, np, 0, "input"), *lens = x ? operand(im, np, 1, "sequence_lens") : NULL;
+	if (!lens)
+		return false;
+	const Shape *xs = &x->type.shape;
+	int64_t ba = attr_int(np, "batch_axis", 1), ta = attr_int(np, "time_axis", 0);
+	if (xs->rank < 2 || !((ba == 0 && ta == 1) || (ba == 1 && ta == 0))) {
+		imp_fail(im, "its batch_axis (%" PRId64 ") and time_axis (%" PRId64 ") must be 0 and 1, either way round, of a "
+			 "tensor of rank 2 or more", ba, ta);
+		return false;
+	}
+	int64_t T = xs->dim[ta], Bn = xs->dim[ba];
+	DType lt = lens->type.dtype;
+	if (!(lt == DT_I64 || lt == DT_I32) || lens->type.shape.rank != 1 || lens->type.shape.dim[0] != Bn) {
+		imp_fail(im, "its sequence_lens must be int64[%" PRId64 "] (one length per batch entry)", Bn);
+		return false;
+	}
+	const Tensor *known = imp_known(im, lens);
+	for (int64_t b = 0; known && b < Bn; b++)
+		if (tensor_get_i(known, b) < 0 || tensor_get_i(known, b) > T) {
+			imp_fail(im, "its sequence_lens[%" PRId64 "] = %" PRId64 " is outside [0, %" PRId64 "]", b,
+				 tensor_get_i(known, b), T);
+			return false;
+		}
+	Shape ps = {2, {0}}, ls = {2, {0}};
+	ps.dim[ta] = T, ps.dim[ba] = 1, ls.dim[ta] = 1, ls.dim[ba] = Bn;
+	Tensor *pt = tensor_new(DT_I64, &ps);
+	for (int64_t t = 0; t < T; t++)
+		tensor_set_i(pt, t, t);
+	Value *pos = imp_const(im, np, "positions", pt);
+	Value *L = rn_reshape(im, np, lt == DT_I64 ? lens : cast_to(im, np, lens, DT_I64, "lengths"), ls.dim, 2, "lengths");
+	Value *rev = rn_bin(im, np, OP_SUB, rn_bin(im, np, OP_SUB, L, rn_scalar(im, np, DT_I64, 1, "one"), "last"), pos,
+			    "reversed");
+	Value *in[3] = {rn_bin(im, np, OP_LESS, pos, L, "inside"), rev, pos};
+	Value *idx = in[0] && rev && pos ? imp_done(im, imp_step(im, np, OP_WHERE, in, 3, "positions")) : NULL;
+	int64_t one[MAX_RANK];
+	for (int i = 0; i < xs->rank; i++)
+		one[i] = i < 2 ? ps.dim[i] * ls.dim[i] : 1;
+	idx = rn_reshape(im, np, idx, one, xs->rank, "positions");
+	Node *e = idx ? imp_step(im, np, OP_EXPAND, &idx, 1, "positions") : NULL;
+	if (e)
+		node_set_ints(e, "shape", xs->dim, xs->rank);
+	idx = imp_done(im, e);
+	if (!idx)
+		return false;
+	Value *gin[2] = {x, idx};
+	Node *g = imp_step(im, np, OP_GATHER_ELEMENTS, gin, 2, NULL);
+	if (g)
+		node_set_int(g, "axis", ta);
+	return imp_finish(im, g, np);
+}
+
+/* ---- DFT and STFT ---------------------------------------------------------------------- */
+/* x [..., n at axis, ..., 1 or 2] (real, or complex as re, im): its DFT of
+ * length N along axis (the axis cut or zero-padded to N), the first K bins
+ * (onesided: N / 2 + 1), [..., K at axis, ..., 2].  With the axis moved
+ * last: re and im by `matmul`s with constant cos and sin matrices [N, K]
+ * (computed in double; the inverse's 1/N in them), then moved back.  The
+ * last step takes the node's result name when `last`. */
+static Value *dft_of(Imp *im, const Onnx__NodeProto *np, Value *x, int axis, int64_t N, bool inverse, bool onesided,
+		     bool last)
+{
+	const Shape *s = &x->type.shape;
+	int r = s->rank;
+	bool complex = s->dim[r - 1] == 2;
+	int64_t n = s->dim[axis], K = onesided ? N / 2 + 1 : N;
+	if (!size_ok(im, DT_F32, &(Shape){2, {N, K}}, "its DFT matrix"))
+		return NULL;
+	/* the parts as [..., n] with the axis last */
+	int64_t perm[MAX_RANK];
+	int k = 0;
+	for (int i = 0; i < r - 1; i++)
+		if (i != axis)
+			perm[k++] = i;
+	perm[k++] = axis;
+	Value *part[2] = {NULL, NULL};
+	for (int c = 0; c < (complex ? 2 : 1); c++) {
+		Value *p = rn_slice(im, np, x, r - 1, c, c + 1, c ? "imag" : "real");
+		p = rn_reshape(im, np, p, s->dim, r - 1, c ? "imag" : "real");
+		if (axis != r - 2)
+			p = rn_transpose(im, np, p, perm, r - 1, c ? "imag" : "real");
+		if (p && n > N)
+			p = rn_slice(im, np, p, r - 2, 0, N, "cut");
+		else if (p && n < N) {
+			int64_t pads[2 * MAX_RANK] = {0};
+			pads[(r - 1) + (r - 2)] = N - n;
+			Node *pn = imp_step(im, np, OP_PAD, &p, 1, "padded");
+			if (pn)
+				node_set_ints(pn, "pads", pads, 2 * (r - 1));
+			p = imp_done(im, pn);
+		}
+		part[c] = p;
+	}
+	Shape ms = {2, {N, K}};
+	Tensor *ct = tensor_new(DT_F32, &ms), *st = tensor_new(DT_F32, &ms);
+	double scale = inverse ? 1.0 / (double)N : 1.0, sign = inverse ? 1.0 : -1.0;
+	for (int64_t j = 0; j < N; j++)
+		for (int64_t q = 0; q < K; q++) {
+			double a = 2 * M_PI * (double)((j * q) % N) / (double)N;
+			tensor_set_f(ct, j * K + q, scale * cos(a));
+			tensor_set_f(st, j * K + q, scale * sign * sin(a));
+		}
+	/* e^(sign i a) = cos a + sign i sin a: re = xr C - xi S', im = xr S' + xi C
+	 * with S' = sign sin */
+	Value *C = imp_const(im, np, "cos", ct), *S = imp_const(im, np, "sin", st);
+	Value *re = rn_bin(im, np, OP_MATMUL, part[0], C, "re"), *imv = rn_bin(im, np, OP_MATMUL, part[0], S, "im");
+	if (complex) {
+		re = rn_bin(im, np, OP_SUB, re, rn_bin(im, np, OP_MATMUL, part[1], S, "im_sin"), "re");
+		imv = rn_bin(im, np, OP_ADD, imv, rn_bin(im, np, OP_MATMUL, part[1], C, "im_cos"), "im");
+	}
+	/* back: the axis in place, a last axis of 1, then re and im side by side */
+	int64_t inv[MAX_RANK], odims[MAX_RANK];
+	for (int i = 0; i < r - 1; i++)
+		inv[perm[i]] = i;
+	for (int i = 0; i < r - 1; i++)
+		odims[i] = i == axis ? K : s->dim[i];
+	odims[r - 1] = 1;
+	Value *outs[2] = {re, imv};
+	for (int c = 0; c < 2; c++) {
+		if (axis != r - 2)
+			outs[c] = rn_transpose(im, np, outs[c], inv, r - 1, c ? "im" : "re");
+		outs[c] = rn_reshape(im, np, outs[c], odims, r, c ? "im" : "re");
+	}
+	if (!outs[0] || !outs[1])
+		return NULL;
+	Node *cn = imp_step(im, np, OP_CONCAT, outs, 2, last ? NULL : "dft");
+	if (cn)
+		node_set_int(cn, "axis", r - 1);
+	if (last)
+		return imp_finish(im, cn, np) ? outs[0] : NULL;
+	return imp_done(im, cn);
+}
+
+/* A scalar integer input known when compiling (absent: def). */
+static bool known_int(Imp *im, const Onnx__NodeProto *np, size_t i, const char *what, int64_t def, int64_t *v)
+{
+	const char *nm = imp_input_name(np, i);
+	*v = def;
+	if (!nm)
+		return true;
+	int cnt;
+	int64_t *vals = imp_ints(im, nm, &cnt, what);
+	if (!vals)
+		return false;
+	bool ok = cnt == 1;
+	if (ok)
+		*v = vals[0];
+	else
+		imp_fail(im, "its %s must be one integer (it has %d)", what, cnt);
+	free(vals);
+	return ok;
+}
+
+static bool import_dft(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = operand(im, np, 0, "input");
+	if (!x)
+		return false;
+	const Shape *s = &x->type.shape;
+	int r = s->rank;
+	if (x->type.dtype != DT_F32 || r < 2 || (s->dim[r - 1] != 1 && s->dim[r - 1] != 2)) {
+		imp_fail(im, "its input must be f32 [..., 1] (real) or [..., 2] (complex)");
+		return false;
+	}
+	int64_t axis = attr_int(np, "axis", 1);
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r - 1) {
+		imp_fail(im, "its axis %" PRId64 " is not one of the input's first %d", attr_int(np, "axis", 1), r - 1);
+		return false;
+	}
+	bool inverse = attr_int(np, "inverse", 0) != 0, onesided = attr_int(np, "onesided", 0) != 0;
+	if (inverse && onesided) {
+		imp_fail(im, "inverse and onesided together are not defined");
+		return false;
+	}
+	int64_t N;
+	if (!known_int(im, np, 1, "dft_length", s->dim[axis], &N))
+		return false;
+	if (N < 1) {
+		imp_fail(im, "its dft_length %" PRId64 " is not positive", N);
+		return false;
+	}
+	return dft_of(im, np, x, (int)axis, N, inverse, onesided, true) != NULL;
+}
+
+/* Frames of the signal [batch, length, 1 or 2] (a `gather` of constant
+ * positions: [batch, frames, frame_length, c]), times the window, then
+ * their DFT along the frame. */
+static bool import_stft(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = operand(im, np, 0, "signal");
+	if (!x)
+		return false;
+	const Shape *s = &x->type.shape;
+	if (x->type.dtype != DT_F32 || s->rank != 3 || (s->dim[2] != 1 && s->dim[2] != 2)) {
+		imp_fail(im, "its signal must be f32 [batch, length, 1 or 2]");
+		return false;
+	}
+	int64_t step, flen;
+	const char *wn = imp_input_name(np, 2);
+	Value *w = wn ? imp_value(im, wn, "window") : NULL;
+	if (wn && !w)
+		return false;
+	if (w && (w->type.dtype != DT_F32 || w->type.shape.rank != 1)) {
+		imp_fail(im, "its window must be f32 of rank 1");
+		return false;
+	}
+	if (!known_int(im, np, 1, "frame_step", 0, &step) ||
+	    !known_int(im, np, 3, "frame_length", w ? w->type.shape.dim[0] : 0, &flen))
+		return false;
+	if (!imp_input_name(np, 1) || step < 1 || flen < 1 || flen > s->dim[1] || (w && w->type.shape.dim[0] != flen)) {
+		imp_fail(im, "its frame_step (%" PRId64 ") and frame_length (%" PRId64 ") must be positive, the frame no longer "
+			 "than the signal (%" PRId64 ") and the window's length", step, flen, s->dim[1]);
+		return false;
+	}
+	int64_t frames = (s->dim[1] - flen) / step + 1;
+	Shape is = {2, {frames, flen}};
+	if (!size_ok(im, DT_I64, &is, "its frame positions"))
+		return false;
+	Tensor *pt = tensor_new(DT_I64, &is);
+	for (int64_t f = 0; f < frames; f++)
+		for (int64_t j = 0; j < flen; j++)
+			tensor_set_i(pt, f * flen + j, f * step + j);
+	Value *gin[2] = {x, imp_const(im, np, "frame_positions", pt)};
+	Node *g = gin[1] ? imp_step(im, np, OP_GATHER, gin, 2, "frames") : NULL;
+	if (g)
+		node_set_int(g, "axis", 1);
+	Value *fr = imp_done(im, g);
+	if (w)
+		fr = rn_bin(im, np, OP_MUL, fr, rn_reshape(im, np, w, (int64_t[]){flen, 1}, 2, "window"), "windowed");
+	bool onesided = attr_int(np, "onesided", 1) != 0;
+	return fr && dft_of(im, np, fr, 2, flen, false, onesided && s->dim[2] == 1, true);
+}
+
 bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 {
 	double ratio;
@@ -2319,6 +2567,12 @@ bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 		*ok = import_scatter_elements(im, np);
 	else if (strcmp(op, "RNN") == 0 || strcmp(op, "GRU") == 0 || strcmp(op, "LSTM") == 0)
 		*ok = import_rnn(im, np, op[0] == 'R' ? RNN_PLAIN : op[0] == 'G' ? RNN_GRU : RNN_LSTM);
+	else if (strcmp(op, "ReverseSequence") == 0)
+		*ok = import_reverse_sequence(im, np);
+	else if (strcmp(op, "DFT") == 0)
+		*ok = import_dft(im, np);
+	else if (strcmp(op, "STFT") == 0)
+		*ok = import_stft(im, np);
 	else
 		return false;
 	return true;

@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+# DFT, STFT and ReverseSequence cases in the ONNX backend-test layout for what
+# the suite's own seven leave out: dft_length cutting and padding, onesided,
+# complex input along a middle axis, the inverse of a complex signal, STFT of
+# a complex signal and two-sided, ReverseSequence of rank 3.  The oracle is
+# numpy (numpy.fft, and slicing):
+#   tests/onnx-cases/gen_dft.py tests/onnx-cases   wrote the committed cases
+# (python3-onnx, python3-numpy).
+import numpy as np, onnx, os, sys
+from onnx import helper, TensorProto, numpy_helper
+
+out = sys.argv[1]
+rng = np.random.RandomState(17)
+
+def save(name, node, feeds, outs, opset=17, consts=()):
+    d = os.path.join(out, "node", "test_" + name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    ty = lambda v: TensorProto.INT64 if v.dtype == np.int64 else TensorProto.FLOAT
+    gin = [helper.make_tensor_value_info(k, ty(v), v.shape) for k, v in feeds]
+    gout = [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in outs]
+    inits = [numpy_helper.from_array(v, k) for k, v in consts]
+    m = helper.make_model(helper.make_graph([node], "test_" + name, gin, gout, inits), opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for i, (k, v) in enumerate(feeds):
+        open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb").write(numpy_helper.from_array(v, k).SerializeToString())
+    for i, (k, v) in enumerate(outs):
+        open(os.path.join(d, "test_data_set_0", "output_%d.pb" % i), "wb").write(numpy_helper.from_array(v, k).SerializeToString())
+    print(name, [v.shape for _, v in outs])
+
+def pack(c):  # complex -> [..., 2]
+    return np.stack([c.real, c.imag], -1).astype(np.float32)
+
+def dft_case(name, shape, axis, complex_in=False, n=None, inverse=0, onesided=0):
+    x = rng.randn(*shape, 2 if complex_in else 1).astype(np.float32)
+    xc = x[..., 0] + 1j * x[..., 1] if complex_in else x[..., 0].astype(np.float64)
+    N = n or shape[axis]
+    y = (np.fft.ifft if inverse else np.fft.fft)(xc.astype(np.complex128), n=N, axis=axis)
+    if onesided: y = np.take(y, np.arange(N // 2 + 1), axis=axis)
+    ins = ["x"] + (["n"] if n else [])
+    node = helper.make_node("DFT", ins, ["y"], axis=axis, inverse=inverse, onesided=onesided)
+    save(name, node, [("x", x)], [("y", pack(y))], consts=[("n", np.array(n, np.int64))] if n else [])
+
+dft_case("dft_length_pad_onesided", (2, 6, 3), 1, n=9, onesided=1)
+dft_case("dft_length_cut_complex", (2, 12, 3), 1, complex_in=True, n=8)
+dft_case("dft_complex_middle_axis", (2, 3, 7, 4), 2, complex_in=True)
+dft_case("dft_inverse_complex_last_axis", (3, 8), 1, complex_in=True, inverse=1)
+
+def stft_case(name, batch, length, step, flen, complex_in=False, window=False, onesided=1):
+    x = rng.randn(batch, length, 2 if complex_in else 1).astype(np.float32)
+    xc = x[..., 0] + 1j * x[..., 1] if complex_in else x[..., 0].astype(np.float64)
+    w = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(flen) / flen)).astype(np.float32) if window else None
+    frames = (length - flen) // step + 1
+    fr = np.stack([xc[:, f * step:f * step + flen] for f in range(frames)], 1)
+    if window: fr = fr * w.astype(np.float64)
+    y = np.fft.fft(fr, axis=2)
+    if onesided: y = y[:, :, :flen // 2 + 1]
+    consts = [("step", np.array(step, np.int64))]
+    ins, feeds = ["x", "step"], [("x", x)]
+    if window: ins.append("w"); feeds.append(("w", w))
+    else: ins += ["", "flen"]; consts.append(("flen", np.array(flen, np.int64)))
+    node = helper.make_node("STFT", ins, ["y"], onesided=onesided)
+    save(name, node, feeds, [("y", pack(y))], consts=consts)
+
+stft_case("stft_complex_twosided", 2, 40, 6, 10, complex_in=True, onesided=0)
+stft_case("stft_window_odd_frame", 1, 50, 7, 11, window=True)
+
+def revseq_case(name, shape, batch_axis, time_axis, lens):
+    x = rng.randn(*shape).astype(np.float32)
+    y = x.copy()
+    for b, L in enumerate(lens):
+        idx = [slice(None)] * len(shape); idx[batch_axis] = b
+        src = list(idx); src[time_axis] = slice(0, L)
+        dst = list(idx); dst[time_axis] = slice(L - 1, None, -1) if L else slice(0, 0)
+        y[tuple(src)] = x[tuple(dst)]
+    node = helper.make_node("ReverseSequence", ["x", "l"], ["y"], batch_axis=batch_axis, time_axis=time_axis)
+    save(name, node, [("x", x), ("l", np.array(lens, np.int64))], [("y", y)], opset=10)
+
+revseq_case("reversesequence_rank3_time", (5, 3, 4), 1, 0, [5, 0, 2])
+revseq_case("reversesequence_rank4_batch", (3, 6, 2, 2), 0, 1, [1, 6, 4])
