@@ -8,24 +8,18 @@
 # (python3-onnx, python3-numpy).
 import numpy as np, onnx, os, sys
 from onnx import helper, TensorProto, numpy_helper
+from casefile import write_case
 
 out = sys.argv[1]
 rng = np.random.RandomState(17)
 
 def save(name, node, feeds, outs, opset=17, consts=()):
-    d = os.path.join(out, "node", "test_" + name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     ty = lambda v: TensorProto.INT64 if v.dtype == np.int64 else TensorProto.FLOAT
     gin = [helper.make_tensor_value_info(k, ty(v), v.shape) for k, v in feeds]
     gout = [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in outs]
     inits = [numpy_helper.from_array(v, k) for k, v in consts]
     m = helper.make_model(helper.make_graph([node], "test_" + name, gin, gout, inits), opset_imports=[helper.make_opsetid("", opset)])
-    onnx.checker.check_model(m)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for i, (k, v) in enumerate(feeds):
-        open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb").write(numpy_helper.from_array(v, k).SerializeToString())
-    for i, (k, v) in enumerate(outs):
-        open(os.path.join(d, "test_data_set_0", "output_%d.pb" % i), "wb").write(numpy_helper.from_array(v, k).SerializeToString())
+    write_case(os.path.join(out, "node", "test_" + name), m, feeds, outs)
     print(name, [v.shape for _, v in outs])
 
 def pack(c):  # complex -> [..., 2]

@@ -16,6 +16,7 @@
 # cases; a disagreement stops the script.
 import numpy as np, onnx, os, sys, glob
 from onnx import helper, TensorProto, numpy_helper
+from casefile import write_case
 
 out = sys.argv[1]
 rng = np.random.RandomState(11)
@@ -130,13 +131,7 @@ def save_case(name, model, feeds, outs, npy=False):
         os.makedirs(os.path.join(d, "npy"), exist_ok=True)
         for k, v in feeds + outs:
             np.save(os.path.join(d, "npy", k + ".npy"), v)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for i, (k, v) in enumerate(feeds):
-        open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb").write(numpy_helper.from_array(v, k).SerializeToString())
-    for i, (k, v) in enumerate(outs):
-        open(os.path.join(d, "test_data_set_0", "output_%d.pb" % i), "wb").write(numpy_helper.from_array(v, k).SerializeToString())
+    write_case(d, model, feeds, outs)
     print(name, [v.shape for _, v in outs])
 
 # ---- the ONNX op's own cases, the numpy reading the oracle -----------------------
