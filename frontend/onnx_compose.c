@@ -56,6 +56,9 @@
  *                      1/N in them), cut or zero-padded to dft_length;
  *                      STFT's frames a `gather` of constant positions, times
  *                      the window.
+ *   Compress           a `gather` (of the flattened input without an axis) at
+ *                      the positions the condition selects, known when
+ *                      compiling (it decides the result's shape).
  *   Dropout, training  x times a constant: the mask drawn when compiling
  *                      from the seed, as the ONNX reference draws it
  *                      (numpy's legacy MT19937 generator: uniform [0, 1)
@@ -2532,6 +2535,59 @@ static bool import_stft(Imp *im, const Onnx__NodeProto *np)
 	return fr && dft_of(im, np, fr, 2, flen, false, onesided && s->dim[2] == 1, true);
 }
 
+/* ---- Compress ------------------------------------------------------------------------- */
+/* A `gather` along axis (no axis: of the flattened input) at the positions
+ * the condition selects, which must be known when compiling: a constant, or
+ * an input given a value (--bind, run's --input, the test data): it decides
+ * the result's shape.  Positions past the condition's length are dropped. */
+static bool import_compress(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = operand(im, np, 0, "input");
+	const char *cn = x ? imp_input_name(np, 1) : NULL;
+	if (x && !cn)
+		imp_fail(im, "its condition (input 2) is missing");
+	if (!cn)
+		return false;
+	int n;
+	int64_t *cond = imp_ints(im, cn, &n, "condition");
+	if (!cond)
+		return false;
+	const Shape *s = &x->type.shape;
+	const Onnx__AttributeProto *aa = imp_attr(np, "axis");
+	int64_t axis = aa ? aa->i : 0;
+	if (aa && axis < 0)
+		axis += s->rank;
+	if (aa && (axis < 0 || axis >= s->rank)) {
+		imp_fail(im, "its axis %" PRId64 " is outside the input's %d axes", aa->i, s->rank);
+		free(cond);
+		return false;
+	}
+	int64_t len = aa ? s->dim[axis] : shape_numel(s), count = 0;
+	for (int i = 0; i < n; i++)
+		count += cond[i] != 0;
+	if (n > len) {
+		imp_fail(im, "its condition has %d entries, more than the %" PRId64 " it selects from", n, len);
+		free(cond);
+		return false;
+	}
+	if (count == 0) {
+		imp_fail(im, "its condition selects nothing: the result would be empty, and gdcc's tensors have no empty dimension");
+		free(cond);
+		return false;
+	}
+	Tensor *idx = tensor_new(DT_I64, &(Shape){1, {count}});
+	for (int i = 0, k = 0; i < n; i++)
+		if (cond[i])
+			tensor_set_i(idx, k++, i);
+	free(cond);
+	Value *data = aa ? x : rn_reshape(im, np, x, &len, 1, "flat");
+	Value *in[2] = {data, imp_const(im, np, "selected", idx)};
+	Node *g = in[0] && in[1] ? imp_step(im, np, OP_GATHER, in, 2, NULL) : NULL;
+	if (g)
+		node_set_int(g, "axis", axis);
+	return imp_finish(im, g, np);
+}
+
 bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 {
 	double ratio;
@@ -2573,6 +2629,8 @@ bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 		*ok = import_dft(im, np);
 	else if (strcmp(op, "STFT") == 0)
 		*ok = import_stft(im, np);
+	else if (strcmp(op, "Compress") == 0)
+		*ok = import_compress(im, np);
 	else
 		return false;
 	return true;
