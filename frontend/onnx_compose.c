@@ -35,6 +35,8 @@
  *   MaxUnpool          X scattered (`scatter_nd`) to the flat positions I names in
  *                      a zero tensor (`constant_of_shape`) of the output's shape.
  *   Hann/Hamming/BlackmanWindow  constants of the size (known when compiling).
+ *   MelWeightMatrix    a constant of its parameters (known when compiling), as
+ *                      the ONNX reference computes it.
  *   Pow                an integer base with an f32 exponent: where the exponent
  *                      is whole, the exact integer `pow` of its cast; else the
  *                      f32 `pow` truncated.
@@ -2588,6 +2590,83 @@ static bool import_compress(Imp *im, const Onnx__NodeProto *np)
 	return imp_finish(im, g, np);
 }
 
+/* ---- MelWeightMatrix -------------------------------------------------------------------- */
+/* A constant [dft_length / 2 + 1, num_mel_bins] of its parameters, known
+ * when compiling, as the ONNX reference computes it: num_mel_bins + 2
+ * points evenly spaced in mel (the edges and the step in f32, as the
+ * reference's f32 scalars), as DFT bins ((dft_length + 1) f // sample_rate),
+ * and a triangle per mel bin between its neighbours. */
+static bool import_mel_weight_matrix(Imp *im, const Onnx__NodeProto *np)
+{
+	static const char *const what[] = {"num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"};
+	int64_t iv[3];
+	double fv[2];
+	for (int k = 0; k < 5; k++) {
+		const char *nm = imp_input_name(np, (size_t)k);
+		if (!nm) {
+			imp_fail(im, "its %s (input %d) is missing", what[k], k + 1);
+			return false;
+		}
+		int cnt;
+		if (k < 3) {
+			int64_t *v = imp_ints(im, nm, &cnt, what[k]);
+			if (!v)
+				return false;
+			iv[k] = v[0];
+			free(v);
+		} else {
+			double *v = imp_floats(im, nm, &cnt, what[k]);
+			if (!v)
+				return false;
+			fv[k - 3] = v[0];
+			free(v);
+		}
+		if (cnt != 1) {
+			imp_fail(im, "its %s must be one value (it has %d)", what[k], cnt);
+			return false;
+		}
+	}
+	int64_t M = iv[0], N = iv[1], rate = iv[2], K = N / 2 + 1;
+	if (M < 1 || N < 1 || rate < 1 || !(fv[0] >= 0 && fv[0] < fv[1]) || M > ((int64_t)1 << 20) || N > ((int64_t)1 << 30)) {
+		imp_fail(im, "its num_mel_bins (%" PRId64 "), dft_length (%" PRId64 ") and sample_rate (%" PRId64 ") must be positive, "
+			 "0 <= lower_edge_hertz (%g) < upper_edge_hertz (%g)", M, N, rate, fv[0], fv[1]);
+		return false;
+	}
+	if (attr_int(np, "output_datatype", 1) != 1) {
+		imp_fail(im, "output_datatype %" PRId64 " is not supported (f32: 1)", attr_int(np, "output_datatype", 1));
+		return false;
+	}
+	if (!size_ok(im, DT_F32, &(Shape){2, {K, M}}, "its result"))
+		return false;
+	float lo = 2595.0f * log10f(1.0f + (float)fv[0] / 700.0f), hi = 2595.0f * log10f(1.0f + (float)fv[1] / 700.0f);
+	float step = (hi - lo) / (float)(M + 2);
+	int64_t *bin = xmalloc((size_t)(M + 2) * sizeof *bin);
+	for (int64_t i = 0; i < M + 2; i++) {
+		double mel = (double)i * (double)step + (double)lo, hz = 700 * (pow(10, mel / 2595) - 1);
+		bin[i] = (int64_t)floor((double)(N + 1) * hz / (double)rate);
+		if (bin[i] < 0 || bin[i] >= K) {
+			imp_fail(im, "its upper_edge_hertz %g is past what dft_length %" PRId64 " at sample_rate %" PRId64
+				 " resolves (bin %" PRId64 " of %" PRId64 ")", fv[1], N, rate, bin[i], K);
+			free(bin);
+			return false;
+		}
+	}
+	Tensor *t = tensor_new(DT_F32, &(Shape){2, {K, M}});
+	for (int64_t i = 0; i < M; i++) {
+		int64_t l = bin[i], c = bin[i + 1], r = bin[i + 2];
+		if (c == l)
+			tensor_set_f(t, c * M + i, 1);
+		else
+			for (int64_t j = l; j <= c; j++)
+				tensor_set_f(t, j * M + i, (double)(j - l) / (double)(c - l));
+		for (int64_t j = c; j < r; j++)
+			tensor_set_f(t, j * M + i, (double)(r - j) / (double)(r - c));
+	}
+	free(bin);
+	Value *v = imp_const(im, np, "weights", t);
+	return v && imp_finish(im, imp_step(im, np, OP_IDENTITY, &v, 1, NULL), np);
+}
+
 bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 {
 	double ratio;
@@ -2631,6 +2710,8 @@ bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 		*ok = import_stft(im, np);
 	else if (strcmp(op, "Compress") == 0)
 		*ok = import_compress(im, np);
+	else if (strcmp(op, "MelWeightMatrix") == 0)
+		*ok = import_mel_weight_matrix(im, np);
 	else
 		return false;
 	return true;

@@ -2,8 +2,10 @@
 # DFT, STFT and ReverseSequence cases in the ONNX backend-test layout for what
 # the suite's own seven leave out: dft_length cutting and padding, onesided,
 # complex input along a middle axis, the inverse of a complex signal, STFT of
-# a complex signal and two-sided, ReverseSequence of rank 3.  The oracle is
-# numpy (numpy.fft, and slicing):
+# a complex signal and two-sided, ReverseSequence of rank 3, MelWeightMatrix
+# at a speech front end's parameters.  The oracle is numpy (numpy.fft,
+# slicing, and for MelWeightMatrix the ONNX suite's generator's own steps,
+# its f32 scalars as they are):
 #   tests/onnx-cases/gen_dft.py tests/onnx-cases   wrote the committed cases
 # (python3-onnx, python3-numpy).
 import numpy as np, onnx, os, sys
@@ -72,3 +74,34 @@ def revseq_case(name, shape, batch_axis, time_axis, lens):
 
 revseq_case("reversesequence_rank3_time", (5, 3, 4), 1, 0, [5, 0, 2])
 revseq_case("reversesequence_rank4_batch", (3, 6, 2, 2), 0, 1, [1, 6, 4])
+
+def mel_case(name, M, N, rate, lo, hi):
+    num_mel_bins, dft_length, sample_rate = np.int32(M), np.int32(N), np.int32(rate)
+    lower_edge_hertz, upper_edge_hertz = np.float32(lo), np.float32(hi)
+    bins = np.arange(0, num_mel_bins + 2)
+    low_mel = 2595 * np.log10(1 + lower_edge_hertz / 700)
+    high_mel = 2595 * np.log10(1 + upper_edge_hertz / 700)
+    step = (high_mel - low_mel) / bins.shape[0]
+    bins = bins * step + low_mel
+    bins = 700 * (np.power(10, (bins / 2595)) - 1)
+    bins = (((dft_length + 1) * bins) // sample_rate).astype(int)
+    y = np.zeros((dft_length // 2 + 1, num_mel_bins))
+    for i in range(num_mel_bins):
+        l, c, r = bins[i], bins[i + 1], bins[i + 2]
+        if c == l: y[c, i] = 1
+        else:
+            for j in range(l, c + 1): y[j, i] = float(j - l) / float(c - l)
+        for j in range(c, r): y[j, i] = float(r - j) / float(r - c)
+    names = ["num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"]
+    vals = [num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz]
+    node = helper.make_node("MelWeightMatrix", names, ["y"])
+    feeds = [(k, np.array(v)) for k, v in zip(names, vals)]
+    d = os.path.join(out, "node", "test_" + name)
+    ty = lambda v: TensorProto.INT32 if v.dtype == np.int32 else TensorProto.FLOAT
+    gin = [helper.make_tensor_value_info(k, ty(v), ()) for k, v in feeds]
+    gout = [helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape)]
+    m = helper.make_model(helper.make_graph([node], "test_" + name, gin, gout), opset_imports=[helper.make_opsetid("", 17)])
+    write_case(d, m, feeds, [("y", y.astype(np.float32))])
+    print(name, y.shape)
+
+mel_case("melweightmatrix_speech", 20, 256, 16000, 125.0, 7600.0)
