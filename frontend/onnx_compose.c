@@ -58,6 +58,10 @@
  *                      1/N in them), cut or zero-padded to dft_length;
  *                      STFT's frames a `gather` of constant positions, times
  *                      the window.
+ *   GridSample         per tap (1, 4 or 16) a `gather_elements` of the
+ *                      flattened image at the grid's source coordinates,
+ *                      padded as PyTorch's grid sampler pads them, weighted
+ *                      (bilinear, cubic convolution) and summed.
  *   Compress           a `gather` (of the flattened input without an axis) at
  *                      the positions the condition selects, known when
  *                      compiling (it decides the result's shape).
@@ -2667,6 +2671,198 @@ static bool import_mel_weight_matrix(Imp *im, const Onnx__NodeProto *np)
 	return v && imp_finish(im, imp_step(im, np, OP_IDENTITY, &v, 1, NULL), np);
 }
 
+/* ---- GridSample ------------------------------------------------------------------------- */
+typedef struct {
+	Imp *im;
+	const Onnx__NodeProto *np;
+	Value *xf;       /* X as [N, C, H W] */
+	int64_t N, C, H, W, P;
+	int pad;         /* 0 zeros, 1 border, 2 reflection */
+	bool align;
+} Gs;
+
+static Value *gs_const(Gs *g, double v)
+{
+	return rn_scalar(g->im, g->np, DT_F32, v, "k");
+}
+
+static Value *gs_clip(Gs *g, Value *v, double lo, double hi)
+{
+	Node *n = v ? imp_step(g->im, g->np, OP_CLIP, &v, 1, "clipped") : NULL;
+	if (n) {
+		node_set_float(n, "min", lo);
+		node_set_float(n, "max", hi);
+	}
+	return imp_done(g->im, n);
+}
+
+/* A source coordinate in [0, size) after border or reflection padding (as
+ * PyTorch's grid sampler: reflection about the edges, or the pixels'
+ * outer edges without align_corners, then clipped); zeros: as it is. */
+static Value *gs_pad(Gs *g, Value *v, int64_t size)
+{
+	Imp *im = g->im;
+	const Onnx__NodeProto *np = g->np;
+	if (g->pad == 0 || !v)
+		return v;
+	if (g->pad == 2) {
+		double lo = g->align ? 0 : -0.5, span = g->align ? (double)(size - 1) : (double)size;
+		if (span <= 0)
+			return gs_clip(g, rn_bin(im, np, OP_MUL, v, gs_const(g, 0), "reflected"), 0, 0);
+		Value *d = rn_un(im, np, OP_ABS, rn_bin(im, np, OP_SUB, v, gs_const(g, lo), "from_low"), "from_low");
+		Value *flips = rn_un(im, np, OP_FLOOR, rn_bin(im, np, OP_MUL, d, gs_const(g, 1 / span), "flips"), "flips");
+		Value *extra = rn_bin(im, np, OP_SUB, d, rn_bin(im, np, OP_MUL, flips, gs_const(g, span), "whole"), "extra");
+		Value *half = rn_un(im, np, OP_FLOOR, rn_bin(im, np, OP_MUL, flips, gs_const(g, 0.5), "pairs"), "pairs");
+		Value *odd = rn_bin(im, np, OP_SUB, flips, rn_bin(im, np, OP_MUL, half, gs_const(g, 2), "even"), "odd");
+		Value *in[3] = {rn_bin(im, np, OP_LESS, odd, gs_const(g, 0.5), "even_flips"),
+				rn_bin(im, np, OP_ADD, extra, gs_const(g, lo), "up"),
+				rn_bin(im, np, OP_SUB, gs_const(g, span + lo), extra, "down")};
+		v = in[0] && in[1] && in[2] ? imp_done(im, imp_step(im, np, OP_WHERE, in, 3, "reflected")) : NULL;
+	}
+	return gs_clip(g, v, 0, (double)(size - 1));
+}
+
+/* X at integral coordinates (x, y) [N, P], as [N, C, P]: 0 outside with
+ * zeros padding. */
+static Value *gs_tap(Gs *g, Value *x, Value *y)
+{
+	Imp *im = g->im;
+	const Onnx__NodeProto *np = g->np;
+	Value *xc = gs_clip(g, x, 0, (double)(g->W - 1)), *yc = gs_clip(g, y, 0, (double)(g->H - 1));
+	Value *flat = rn_bin(im, np, OP_ADD, rn_bin(im, np, OP_MUL, yc, gs_const(g, (double)g->W), "row"), xc, "flat");
+	Value *idx = rn_reshape(im, np, flat ? cast_to(im, np, flat, DT_I64, "flat") : NULL, (int64_t[]){g->N, 1, g->P}, 3,
+				"flat");
+	Node *e = idx ? imp_step(im, np, OP_EXPAND, &idx, 1, "flat") : NULL;
+	if (e)
+		node_set_ints(e, "shape", (int64_t[]){g->N, g->C, g->P}, 3);
+	idx = imp_done(im, e);
+	Value *gin[2] = {g->xf, idx};
+	Node *gn = idx ? imp_step(im, np, OP_GATHER_ELEMENTS, gin, 2, "tap") : NULL;
+	if (gn)
+		node_set_int(gn, "axis", 2);
+	Value *v = imp_done(im, gn);
+	if (g->pad != 0 || !v)
+		return v;
+	/* zeros: a tap outside is 0 (clipping x or y moved it); the test on
+	 * [N, 1, P] views, so that the mask is made in the shape it is used */
+	int64_t n1p[3] = {g->N, 1, g->P};
+	Value *inside = rn_bin(im, np, OP_AND,
+			       rn_bin(im, np, OP_EQUAL, rn_reshape(im, np, x, n1p, 3, "x"), rn_reshape(im, np, xc, n1p, 3, "x"), "x_inside"),
+			       rn_bin(im, np, OP_EQUAL, rn_reshape(im, np, y, n1p, 3, "y"), rn_reshape(im, np, yc, n1p, 3, "y"), "y_inside"),
+			       "inside");
+	Value *in[3] = {inside, v, gs_const(g, 0)};
+	return in[0] && in[2] ? imp_done(im, imp_step(im, np, OP_WHERE, in, 3, "tap")) : NULL;
+}
+
+/* w [N, P] times tap [N, C, P], added to acc. */
+static Value *gs_acc(Gs *g, Value *acc, Value *w, Value *tap)
+{
+	Value *wv = rn_reshape(g->im, g->np, w, (int64_t[]){g->N, 1, g->P}, 3, "weight");
+	Value *t = rn_bin(g->im, g->np, OP_MUL, tap, wv, "weighted");
+	return acc ? rn_bin(g->im, g->np, OP_ADD, acc, t, "sum") : t;
+}
+
+/* The cubic convolution weights (A = -0.75) of the taps at floor - 1 ...
+ * floor + 2 for the fraction t. */
+static void gs_cubic(Gs *g, Value *t, Value **w)
+{
+	Imp *im = g->im;
+	const Onnx__NodeProto *np = g->np;
+	const double A = -0.75;
+	/* conv1(s) = ((A + 2) s - (A + 3)) s s + 1 (|s| <= 1); conv2(s) = ((A s - 5A) s + 8A) s - 4A (1 < |s| < 2) */
+	Value *s[4] = {rn_bin(im, np, OP_ADD, t, gs_const(g, 1), "s0"), t, rn_bin(im, np, OP_SUB, gs_const(g, 1), t, "s2"),
+		       rn_bin(im, np, OP_SUB, gs_const(g, 2), t, "s3")};
+	for (int k = 0; k < 4; k++) {
+		Value *x = s[k];
+		if (k == 1 || k == 2) {
+			Value *a = rn_bin(im, np, OP_SUB, rn_bin(im, np, OP_MUL, x, gs_const(g, A + 2), "c"), gs_const(g, A + 3), "c");
+			w[k] = rn_bin(im, np, OP_ADD, rn_bin(im, np, OP_MUL, rn_bin(im, np, OP_MUL, a, x, "c"), x, "c"), gs_const(g, 1), "cubic");
+		} else {
+			Value *a = rn_bin(im, np, OP_SUB, rn_bin(im, np, OP_MUL, x, gs_const(g, A), "c"), gs_const(g, 5 * A), "c");
+			Value *b = rn_bin(im, np, OP_ADD, rn_bin(im, np, OP_MUL, a, x, "c"), gs_const(g, 8 * A), "c");
+			w[k] = rn_bin(im, np, OP_SUB, rn_bin(im, np, OP_MUL, b, x, "c"), gs_const(g, 4 * A), "cubic");
+		}
+	}
+}
+
+static bool import_grid_sample(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *X = operand(im, np, 0, "input X"), *G = X ? operand(im, np, 1, "grid") : NULL;
+	if (!G)
+		return false;
+	const Shape *xs = &X->type.shape, *gsh = &G->type.shape;
+	if (X->type.dtype != DT_F32 || G->type.dtype != DT_F32 || xs->rank != 4 || gsh->rank != 4 || gsh->dim[3] != 2 ||
+	    gsh->dim[0] != xs->dim[0]) {
+		imp_fail(im, "its input must be f32 [N, C, H, W] and its grid f32 [N, H_out, W_out, 2] (2-D sampling)");
+		return false;
+	}
+	char mb[32], pb[32];
+	const char *mode = attr_string(np, "mode", "bilinear", mb, sizeof mb), *pm = attr_string(np, "padding_mode", "zeros", pb, sizeof pb);
+	int m = strcmp(mode, "bilinear") == 0 || strcmp(mode, "linear") == 0 ? 1
+		: strcmp(mode, "nearest") == 0				   ? 0
+		: strcmp(mode, "bicubic") == 0 || strcmp(mode, "cubic") == 0 ? 2 : -1;
+	Gs g = {im, np, NULL, xs->dim[0], xs->dim[1], xs->dim[2], xs->dim[3], gsh->dim[1] * gsh->dim[2],
+		strcmp(pm, "zeros") == 0 ? 0 : strcmp(pm, "border") == 0 ? 1 : strcmp(pm, "reflection") == 0 ? 2 : -1,
+		attr_int(np, "align_corners", 0) != 0};
+	if (m < 0 || g.pad < 0) {
+		if (m < 0)
+			imp_fail(im, "its mode '%s' is not bilinear, nearest or bicubic", imp_q(im, mode));
+		else
+			imp_fail(im, "its padding_mode '%s' is not zeros, border or reflection", imp_q(im, pm));
+		return false;
+	}
+	g.xf = rn_reshape(im, np, X, (int64_t[]){g.N, g.C, g.H * g.W}, 3, "flat");
+	/* the grid's x and y as source coordinates: g a + b, a = (size - 1) / 2
+	 * with align_corners, size / 2 without; b = (size - 1) / 2 */
+	Value *c[2];
+	for (int k = 0; k < 2; k++) {
+		int64_t size = k ? g.H : g.W;
+		Value *v = rn_reshape(im, np, rn_slice(im, np, G, 3, k, k + 1, k ? "gy" : "gx"), (int64_t[]){g.N, g.P}, 2, k ? "gy" : "gx");
+		double a = g.align ? (double)(size - 1) / 2 : (double)size / 2, b = (double)(size - 1) / 2;
+		c[k] = rn_bin(im, np, OP_ADD, rn_bin(im, np, OP_MUL, v, gs_const(&g, a), "scaled"), gs_const(&g, b), k ? "iy" : "ix");
+		if (m != 2)
+			c[k] = gs_pad(&g, c[k], size);
+	}
+	Value *acc = NULL;
+	if (m == 0) {
+		acc = gs_tap(&g, rn_un(im, np, OP_ROUND, c[0], "x"), rn_un(im, np, OP_ROUND, c[1], "y"));
+	} else {
+		Value *f[2], *t[2];
+		for (int k = 0; k < 2; k++) {
+			f[k] = rn_un(im, np, OP_FLOOR, c[k], k ? "y0" : "x0");
+			t[k] = rn_bin(im, np, OP_SUB, c[k], f[k], k ? "ty" : "tx");
+		}
+		int ntap = m == 1 ? 2 : 4;
+		Value *wx[4], *wy[4];
+		if (m == 1) {
+			wx[1] = t[0], wy[1] = t[1];
+			wx[0] = rn_bin(im, np, OP_SUB, gs_const(&g, 1), t[0], "wx0");
+			wy[0] = rn_bin(im, np, OP_SUB, gs_const(&g, 1), t[1], "wy0");
+		} else {
+			gs_cubic(&g, t[0], wx);
+			gs_cubic(&g, t[1], wy);
+		}
+		int first = m == 1 ? 0 : -1;
+		for (int j = 0; j < ntap; j++) {
+			Value *y = rn_bin(im, np, OP_ADD, f[1], gs_const(&g, first + j), "y");
+			if (m == 2)
+				y = gs_pad(&g, y, g.H);
+			for (int i = 0; i < ntap; i++) {
+				Value *x = rn_bin(im, np, OP_ADD, f[0], gs_const(&g, first + i), "x");
+				if (m == 2)
+					x = gs_pad(&g, x, g.W);
+				acc = gs_acc(&g, acc, rn_bin(im, np, OP_MUL, wx[i], wy[j], "w"), gs_tap(&g, x, y));
+			}
+		}
+	}
+	if (!acc)
+		return false;
+	Node *r = imp_step(im, np, OP_RESHAPE, &acc, 1, NULL);
+	if (r)
+		node_set_ints(r, "shape", (int64_t[]){g.N, g.C, gsh->dim[1], gsh->dim[2]}, 4);
+	return imp_finish(im, r, np);
+}
+
 bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 {
 	double ratio;
@@ -2712,6 +2908,8 @@ bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 		*ok = import_compress(im, np);
 	else if (strcmp(op, "MelWeightMatrix") == 0)
 		*ok = import_mel_weight_matrix(im, np);
+	else if (strcmp(op, "GridSample") == 0)
+		*ok = import_grid_sample(im, np);
 	else
 		return false;
 	return true;
