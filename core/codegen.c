@@ -78,6 +78,13 @@ static bool lower_elementwise(CG *c, const Node *n, const LegalEntry *e)
 	if (all_of(n, DT_I64) && (copy || n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_MIN ||
 				  n->op == OP_MAX || n->op == OP_SUM || n->op == OP_NEG))
 		return cg_ew_kernel(c, &n, 1, EW_I64);
+	if (all_of(n, DT_BOOL) && copy) {
+		/* bools are bytes: copied one at a time */
+		int64_t str[MAX_RANK];
+		shape_strides(&n->out[0]->type.shape, str);
+		cg_copy(c, n->in[0]->id, 0, str, n->out[0]->id, 0, str, &n->out[0]->type.shape);
+		return c->ok;
+	}
 	return false;
 }
 
@@ -144,15 +151,16 @@ static bool lower_movement(CG *c, const Node *n, const LegalEntry *e)
 {
 	(void)e;
 	DType dt = n->nin ? n->in[0]->type.dtype : n->out[0]->type.dtype;
-	return (dt == DT_F32 || dt == DT_I32 || dt == DT_I64) && cg_movement(c, n);
+	return (dt == DT_F32 || dt == DT_I32 || dt == DT_I64 || dt == DT_BOOL) && cg_movement(c, n);
 }
 
-/* gather moves bits: 4-byte elements (f32, i32) in f32 lanes, i64 as scalars */
+/* gather moves bits: 4-byte elements (f32, i32) in f32 lanes, i64 and bool
+ * (bytes) as scalars */
 static bool lower_gather(CG *c, const Node *n, const LegalEntry *e)
 {
 	(void)e;
 	DType t = n->in[0]->type.dtype;
-	return (t == DT_F32 || t == DT_I32 || t == DT_I64) && cg_gather(c, n);
+	return (t == DT_F32 || t == DT_I32 || t == DT_I64 || t == DT_BOOL) && cg_gather(c, n);
 }
 
 static bool lower_shape(CG *c, const Node *n, const LegalEntry *e)

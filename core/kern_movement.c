@@ -4,7 +4,7 @@
  * vectorized (lir_vectorize: a scalar remainder on fixed vectors, strips
  * on scalable ones) when it moves 4-byte elements (f32, i32 as bits) that
  * the output stores contiguously and the input reads contiguously or
- * broadcasts; i64 elements move as scalars. */
+ * broadcasts; i64 elements and bools (bytes) move as scalars. */
 #include <inttypes.h>
 
 #include "cg.h"
@@ -72,10 +72,10 @@ void cg_lir_fill(CG *c, LirKernel *k, int out_v, double v, int64_t numel)
 		return;
 	int bo = cg_lir_buffer(c, k, out_v);
 	LirExpr *e;
-	bool i64 = cg_is_i64(c, out_v);
+	bool i64 = cg_is_i64(c, out_v), byte = c->buf[out_v].esize == 1;
 	bool i32 = out_v < c->p->g->nvalues && c->p->g->values[out_v]->type.dtype == DT_I32;
-	if (i64) {
-		e = lir_consti(k, (int64_t)v);
+	if (i64 || byte) {
+		e = lir_consti(k, byte ? v != 0 : (int64_t)v); /* (bools: bytes of 0 or 1) */
 	} else if (i32) {
 		/* the i32's bits as an f32 in read-only data, loaded (and
 		 * broadcast) as one: a move, no arithmetic on them */
@@ -104,7 +104,7 @@ void cg_lir_fill(CG *c, LirKernel *k, int out_v, double v, int64_t numel)
 	lir_term(k, &oa, var, 1);
 	lir_store(k, bo, &oa, e);
 	lir_end(k);
-	if (!i64)
+	if (!i64 && !byte)
 		cg_vectorize(c, k, var);
 }
 
