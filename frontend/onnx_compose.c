@@ -62,6 +62,9 @@
  *                      flattened image at the grid's source coordinates,
  *                      padded as PyTorch's grid sampler pads them, weighted
  *                      (bilinear, cubic convolution) and summed.
+ *   Det                the Leibniz formula for n <= 5: a `gather` of each
+ *                      permutation's entries, `reduce_prod`, times its sign,
+ *                      `reduce_sum`.
  *   Compress           a `gather` (of the flattened input without an axis) at
  *                      the positions the condition selects, known when
  *                      compiling (it decides the result's shape).
@@ -2863,6 +2866,86 @@ static bool import_grid_sample(Imp *im, const Onnx__NodeProto *np)
 	return imp_finish(im, r, np);
 }
 
+/* ---- Det ------------------------------------------------------------------------------ */
+/* The determinant of [..., n, n] by the Leibniz formula: a `gather` of the n
+ * entries of each of the n! permutations from the flattened matrices, their
+ * `reduce_prod`, times the permutation's sign, `reduce_sum`med.  n <= 5
+ * (120 products of 5): beyond, LU with pivoting would be needed. */
+enum { DET_MAX = 5 };
+
+static bool import_det(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = operand(im, np, 0, "input");
+	if (!x)
+		return false;
+	const Shape *s = &x->type.shape;
+	int r = s->rank;
+	if (x->type.dtype != DT_F32 || r < 2 || s->dim[r - 1] != s->dim[r - 2]) {
+		imp_fail(im, "its input must be f32 square matrices [..., n, n]");
+		return false;
+	}
+	int64_t n = s->dim[r - 1];
+	if (n < 1 || n > DET_MAX) {
+		imp_fail(im, "its matrices are %" PRId64 " x %" PRId64 ": gdcc's Det (the Leibniz formula) takes at most %d x %d", n,
+			 n, DET_MAX, DET_MAX);
+		return false;
+	}
+	/* the permutations of 0..n-1 in lexicographic order, with their signs */
+	int64_t nperm = 1;
+	for (int64_t i = 2; i <= n; i++)
+		nperm *= i;
+	Tensor *idx = tensor_new(DT_I64, &(Shape){1, {nperm * n}}), *sign = tensor_new(DT_F32, &(Shape){1, {nperm}});
+	int p[DET_MAX];
+	for (int i = 0; i < n; i++)
+		p[i] = i;
+	for (int64_t q = 0; q < nperm; q++) {
+		int inv = 0;
+		for (int i = 0; i < n; i++) {
+			tensor_set_i(idx, q * n + i, i * n + p[i]);
+			for (int j = i + 1; j < n; j++)
+				inv += p[i] > p[j];
+		}
+		tensor_set_f(sign, q, inv % 2 ? -1 : 1);
+		/* next permutation */
+		int i = (int)n - 2;
+		while (i >= 0 && p[i] > p[i + 1])
+			i--;
+		if (i < 0)
+			break;
+		int j = (int)n - 1;
+		while (p[j] < p[i])
+			j--;
+		int t = p[i];
+		p[i] = p[j], p[j] = t;
+		for (int a = i + 1, b = (int)n - 1; a < b; a++, b--)
+			t = p[a], p[a] = p[b], p[b] = t;
+	}
+	int64_t dims[MAX_RANK];
+	for (int i = 0; i < r - 2; i++)
+		dims[i] = s->dim[i];
+	dims[r - 2] = n * n;
+	Value *flat = rn_reshape(im, np, x, dims, r - 1, "entries");
+	Value *gin[2] = {flat, imp_const(im, np, "permutations", idx)};
+	Node *g = flat && gin[1] ? imp_step(im, np, OP_GATHER, gin, 2, "terms") : NULL;
+	if (g)
+		node_set_int(g, "axis", r - 2);
+	dims[r - 2] = nperm, dims[r - 1] = n;
+	Value *terms = rn_reshape(im, np, imp_done(im, g), dims, r, "terms");
+	int64_t last = -1;
+	Node *pr = terms ? imp_step(im, np, OP_REDUCE_PROD, &terms, 1, "products") : NULL;
+	if (pr) {
+		node_set_ints(pr, "axes", &last, 1);
+		node_set_int(pr, "keepdims", 0);
+	}
+	Value *signed_ = rn_bin(im, np, OP_MUL, imp_done(im, pr), imp_const(im, np, "signs", sign), "signed");
+	Node *sum = signed_ ? imp_step(im, np, OP_REDUCE_SUM, &signed_, 1, NULL) : NULL;
+	if (sum) {
+		node_set_ints(sum, "axes", &last, 1);
+		node_set_int(sum, "keepdims", 0);
+	}
+	return imp_finish(im, sum, np);
+}
+
 bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 {
 	double ratio;
@@ -2910,6 +2993,8 @@ bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 		*ok = import_mel_weight_matrix(im, np);
 	else if (strcmp(op, "GridSample") == 0)
 		*ok = import_grid_sample(im, np);
+	else if (strcmp(op, "Det") == 0)
+		*ok = import_det(im, np);
 	else
 		return false;
 	return true;

@@ -95,7 +95,7 @@ onnx-if-runtime-cond-1.onnx|node 1 (If, opset 13): its condition ('c') is not kn
 onnx-if-branch-error-1.onnx|node 1 (Frobnicate, opset 13): op 'Frobnicate' is not supported by gdcc
 onnx-resize-huge-1.onnx|node 1 (Resize, opset 13): its result: f32[100000000,100000000] is 40000000000000000 bytes
 onnx-convtranspose-stride-huge-1.onnx|node 1 (ConvTranspose, opset 13): its input spread by the strides: f32[1,1,8796093018112,8796093018112]: dimension 3
-# RNN, GRU, LSTM, DFT, STFT, Compress, GridSample (frontend/onnx_compose.c): shapes, attributes, lengths
+# RNN, GRU, LSTM, DFT, STFT, Compress, GridSample, Det (frontend/onnx_compose.c): shapes, attributes, lengths
 onnx-rnn-weights-shape-1.onnx|node 1 (RNN, opset 14): its weights W must be f32[1,4,2] (it is f32[1,4,3])
 onnx-rnn-activation-1.onnx|node 1 (RNN, opset 14): activation 'Frobnicate' is not one of ONNX's
 onnx-rnn-direction-1.onnx|node 1 (RNN, opset 14): direction 'sideways' is not forward, reverse or bidirectional
@@ -105,6 +105,7 @@ onnx-dft-axis-1.onnx|node 1 (DFT, opset 17): its axis 2 is not one of the input'
 onnx-stft-frame-1.onnx|node 1 (STFT, opset 17): its frame_step (1) and frame_length (9) must be positive, the frame no longer than the signal (5)
 onnx-compress-none-1.onnx|node 1 (Compress, opset 11): its condition selects nothing: the result would be empty
 onnx-gridsample-mode-1.onnx|node 1 (GridSample, opset 16): its mode 'lanczos' is not bilinear, nearest or bicubic
+onnx-det-size-1.onnx|node 1 (Det, opset 11): its matrices are 6 x 6: gdcc's Det (the Leibniz formula) takes at most 5 x 5
 # sizes, checked before anything is allocated; data lengths checked exactly
 onnx-init-huge-alloc-1.onnx|initializer 'w': f32[1099511627776] is 4398046511104 bytes
 onnx-init-shape-overflow-1.onnx|initializer 'w': f32[1099511627776,1099511627776] has more elements than fit in 64 bits

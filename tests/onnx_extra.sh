@@ -2,13 +2,15 @@
 # ONNX cases beyond the Tier-2 list (issue 17) through tests/onnx_suite.sh
 # on the reference and every target: tests/onnx/extra.txt from Debian's
 # libonnx-testdata (the loss ops in their own form, RNN, GRU, LSTM ...), and
-# the cases of tests/onnx-cases: f32 Einsum, DFT, STFT, ReverseSequence
-# (numpy's outputs stored as the oracle: gen_einsum.py, gen_dft.py) and RNN, GRU, LSTM with what the suite's own
-# cases leave out (PyTorch's outputs, or a numpy reading of the ONNX text
-# checked against PyTorch and the suite: gen_rnn.py).  Each must pass.  The
-# cases with sequence_lens run again with it an input when running (the
-# suite's runner, like `gdcc run MODEL.onnx --input`, makes integer inputs
-# constants; `gdcc import` keeps them inputs), their .npy copies the data.
+# the cases of tests/onnx-cases: f32 Einsum, DFT, STFT, ReverseSequence,
+# MelWeightMatrix, Det (numpy's outputs stored as the oracle: gen_einsum.py,
+# gen_dft.py, gen_det.py), GridSample (PyTorch's: gen_gridsample.py) and
+# RNN, GRU, LSTM with what the suite's own cases leave out (PyTorch's
+# outputs, or a numpy reading of the ONNX text checked against PyTorch and
+# the suite: gen_rnn.py).  Each must pass.  The cases with sequence_lens run
+# again with it an input when running (the suite's runner, like `gdcc run
+# MODEL.onnx --input`, makes integer inputs constants; `gdcc import` keeps
+# them inputs), their .npy copies the data.
 SRCDIR=${SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 GDCC=${GDCC:-./gdcc}
 tmp=$(mktemp -d) || exit 99
