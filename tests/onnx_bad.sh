@@ -106,6 +106,7 @@ onnx-stft-frame-1.onnx|node 1 (STFT, opset 17): its frame_step (1) and frame_len
 onnx-compress-none-1.onnx|node 1 (Compress, opset 11): its condition selects nothing: the result would be empty
 onnx-gridsample-mode-1.onnx|node 1 (GridSample, opset 16): its mode 'lanczos' is not bilinear, nearest or bicubic
 onnx-det-size-1.onnx|node 1 (Det, opset 11): its matrices are 6 x 6: gdcc's Det (the Leibniz formula) takes at most 5 x 5
+onnx-rnn-steps-1.onnx|node 1 (RNN, opset 14): its 100000000 steps (100000000 long, 1 direction): gdcc unrolls a recurrence and takes at most 8192
 # sizes, checked before anything is allocated; data lengths checked exactly
 onnx-init-huge-alloc-1.onnx|initializer 'w': f32[1099511627776] is 4398046511104 bytes
 onnx-init-shape-overflow-1.onnx|initializer 'w': f32[1099511627776,1099511627776] has more elements than fit in 64 bits
