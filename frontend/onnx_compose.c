@@ -2749,7 +2749,7 @@ static Value *gs_tap(Gs *g, Value *x, Value *y)
 		node_set_ints(e, "shape", (int64_t[]){g->N, g->C, g->P}, 3);
 	idx = imp_done(im, e);
 	Value *gin[2] = {g->xf, idx};
-	Node *gn = idx ? imp_step(im, np, OP_GATHER_ELEMENTS, gin, 2, "tap") : NULL;
+	Node *gn = g->xf && idx ? imp_step(im, np, OP_GATHER_ELEMENTS, gin, 2, "tap") : NULL;
 	if (gn)
 		node_set_int(gn, "axis", 2);
 	Value *v = imp_done(im, gn);
@@ -2808,6 +2808,11 @@ static bool import_grid_sample(Imp *im, const Onnx__NodeProto *np)
 		imp_fail(im, "its input must be f32 [N, C, H, W] and its grid f32 [N, H_out, W_out, 2] (2-D sampling)");
 		return false;
 	}
+	for (int i = 0; i < 4; i++)
+		if (xs->dim[i] < 1 || gsh->dim[i] < 1) {
+			imp_fail(im, "its input and grid must not be empty");
+			return false;
+		}
 	char mb[32], pb[32];
 	const char *mode = attr_string(np, "mode", "bilinear", mb, sizeof mb), *pm = attr_string(np, "padding_mode", "zeros", pb, sizeof pb);
 	int m = strcmp(mode, "bilinear") == 0 || strcmp(mode, "linear") == 0 ? 1
@@ -2824,6 +2829,8 @@ static bool import_grid_sample(Imp *im, const Onnx__NodeProto *np)
 		return false;
 	}
 	g.xf = rn_reshape(im, np, X, (int64_t[]){g.N, g.C, g.H * g.W}, 3, "flat");
+	if (!g.xf)
+		return false;
 	/* the grid's x and y as source coordinates: g a + b, a = (size - 1) / 2
 	 * with align_corners, size / 2 without; b = (size - 1) / 2 */
 	Value *c[2];

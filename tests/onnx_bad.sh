@@ -107,6 +107,8 @@ onnx-compress-none-1.onnx|node 1 (Compress, opset 11): its condition selects not
 onnx-gridsample-mode-1.onnx|node 1 (GridSample, opset 16): its mode 'lanczos' is not bilinear, nearest or bicubic
 onnx-det-size-1.onnx|node 1 (Det, opset 11): its matrices are 6 x 6: gdcc's Det (the Leibniz formula) takes at most 5 x 5
 onnx-rnn-steps-1.onnx|node 1 (RNN, opset 14): its 100000000 steps (100000000 long, 1 direction): gdcc unrolls a recurrence and takes at most 8192
+# (found by the fuzzer: an image of width 0 once reached a gather with no operand)
+onnx-gridsample-empty-1.onnx|node 1 (GridSample, opset 16): its input and grid must not be empty
 # sizes, checked before anything is allocated; data lengths checked exactly
 onnx-init-huge-alloc-1.onnx|initializer 'w': f32[1099511627776] is 4398046511104 bytes
 onnx-init-shape-overflow-1.onnx|initializer 'w': f32[1099511627776,1099511627776] has more elements than fit in 64 bits
