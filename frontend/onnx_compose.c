@@ -62,6 +62,9 @@
  *                      flattened image at the grid's source coordinates,
  *                      padded as PyTorch's grid sampler pads them, weighted
  *                      (bilinear, cubic convolution) and summed.
+ *   RoiAlign           per region and sample, X's four neighbours by a
+ *                      `gather` of X as rows of channels, weighted, the
+ *                      mean of each bin's samples.
  *   Det                the Leibniz formula for n <= 5: a `gather` of each
  *                      permutation's entries, `reduce_prod`, times its sign,
  *                      `reduce_sum`.
@@ -2962,6 +2965,144 @@ static bool import_det(Imp *im, const Onnx__NodeProto *np)
 	return imp_finish(im, sum, np);
 }
 
+/* ---- RoiAlign --------------------------------------------------------------------------- */
+/* Per region r and sample s (output_height x output_width bins of
+ * sampling_ratio^2 points each, all on [R, S] tensors: the regions may be
+ * known only when running) the sample's position from the region's corners,
+ * then X at its four neighbours by a `gather` of X as rows of channels
+ * ([N H W, C], row b H W + y W + x), weighted as ONNX's reference (and
+ * onnxruntime) weight them: 0 past a pixel outside, positions below 0 taken
+ * as 0, the last row or column repeated.  avg: the mean of a bin's samples. */
+static bool import_roi_align(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *X = operand(im, np, 0, "input X"), *rois = X ? operand(im, np, 1, "rois") : NULL,
+	      *bidx = rois ? operand(im, np, 2, "batch_indices") : NULL;
+	if (!bidx)
+		return false;
+	const Shape *xs = &X->type.shape;
+	int64_t R = rois->type.shape.dim[0];
+	if (X->type.dtype != DT_F32 || xs->rank != 4 || rois->type.dtype != DT_F32 || rois->type.shape.rank != 2 ||
+	    rois->type.shape.dim[1] != 4 || !(bidx->type.dtype == DT_I64 || bidx->type.dtype == DT_I32) ||
+	    bidx->type.shape.rank != 1 || bidx->type.shape.dim[0] != R) {
+		imp_fail(im, "its X must be f32 [N, C, H, W], rois f32 [R, 4] and batch_indices int64 [R]");
+		return false;
+	}
+	int64_t N = xs->dim[0], C = xs->dim[1], H = xs->dim[2], W = xs->dim[3];
+	int64_t oh = attr_int(np, "output_height", 1), ow = attr_int(np, "output_width", 1), sr = attr_int(np, "sampling_ratio", 0);
+	double scale = attr_float(np, "spatial_scale", 1.0);
+	char mb[32], cb[32];
+	const char *mode = attr_string(np, "mode", "avg", mb, sizeof mb);
+	const char *ctm = attr_string(np, "coordinate_transformation_mode", imp_opset(im) >= 16 ? "half_pixel" : "output_half_pixel",
+				      cb, sizeof cb);
+	bool half = strcmp(ctm, "half_pixel") == 0;
+	if (N < 1 || C < 1 || H < 1 || W < 1 || R < 1 || oh < 1 || ow < 1 || oh > (1 << 16) || ow > (1 << 16)) {
+		imp_fail(im, "its input, its regions and its output_height / output_width must not be empty");
+		return false;
+	}
+	if (strcmp(mode, "avg") != 0) {
+		imp_fail(im, "its mode '%s' is not supported: gdcc takes avg (max is defined differently by ONNX's reference "
+			 "and onnxruntime)", imp_q(im, mode));
+		return false;
+	}
+	if (!half && strcmp(ctm, "output_half_pixel") != 0) {
+		imp_fail(im, "its coordinate_transformation_mode '%s' is not half_pixel or output_half_pixel", imp_q(im, ctm));
+		return false;
+	}
+	if (sr < 1 || sr > 64) {
+		imp_fail(im, "its sampling_ratio %" PRId64 " is not one of 1 to 64 (0, adaptive, makes the number of samples "
+			 "depend on each region's size, known only when running)", sr);
+		return false;
+	}
+	int64_t S = oh * ow * sr * sr;
+	if (!size_ok(im, DT_F32, &(Shape){3, {R, S, C}}, "its samples"))
+		return false;
+	/* each sample's bin and place in it, in bins: ph + (iy + 0.5) / sr */
+	Tensor *fy = tensor_new(DT_F32, &(Shape){2, {1, S}}), *fx = tensor_new(DT_F32, &(Shape){2, {1, S}});
+	for (int64_t s = 0; s < S; s++) {
+		int64_t ph = s / (ow * sr * sr), pw = s / (sr * sr) % ow, iy = s / sr % sr, ix = s % sr;
+		tensor_set_f(fy, s, (double)ph + ((double)iy + 0.5) / (double)sr);
+		tensor_set_f(fx, s, (double)pw + ((double)ix + 0.5) / (double)sr);
+	}
+	Value *frac[2] = {imp_const(im, np, "bin_y", fy), imp_const(im, np, "bin_x", fx)};
+	Value *pos[2], *inside = NULL;
+	for (int k = 0; k < 2; k++) { /* k 0: y (rois' columns 1, 3), 1: x (0, 2) */
+		int64_t size = k ? W : H, bins = k ? ow : oh;
+		Value *lo = rn_slice(im, np, rois, 1, 1 - k, 2 - k, k ? "x1" : "y1"), *hi = rn_slice(im, np, rois, 1, 3 - k, 4 - k, k ? "x2" : "y2");
+		lo = rn_bin(im, np, OP_SUB, rn_bin(im, np, OP_MUL, lo, rn_scalar(im, np, DT_F32, scale, "scale"), "start"),
+			    rn_scalar(im, np, DT_F32, half ? 0.5 : 0, "offset"), "start");
+		hi = rn_bin(im, np, OP_SUB, rn_bin(im, np, OP_MUL, hi, rn_scalar(im, np, DT_F32, scale, "scale"), "end"),
+			    rn_scalar(im, np, DT_F32, half ? 0.5 : 0, "offset"), "end");
+		Value *len = rn_bin(im, np, OP_SUB, hi, lo, "extent");
+		if (!half)
+			len = rn_bin(im, np, OP_MAX, len, rn_scalar(im, np, DT_F32, 1, "one"), "extent");
+		Value *bin = rn_bin(im, np, OP_MUL, len, rn_scalar(im, np, DT_F32, 1.0 / (double)bins, "per_bin"), "bin");
+		Value *p = rn_bin(im, np, OP_ADD, lo, rn_bin(im, np, OP_MUL, frac[k], bin, "offset"), k ? "x" : "y");
+		/* outside [-1, size]: no contribution */
+		Value *in = rn_bin(im, np, OP_AND, rn_bin(im, np, OP_GREATER_EQUAL, p, rn_scalar(im, np, DT_F32, -1, "low"), "above"),
+				   rn_bin(im, np, OP_LESS_EQUAL, p, rn_scalar(im, np, DT_F32, (double)size, "high"), "below"), "inside");
+		inside = k ? rn_bin(im, np, OP_AND, inside, in, "inside") : in;
+		Node *cn = p ? imp_step(im, np, OP_CLIP, &p, 1, k ? "x" : "y") : NULL;
+		if (cn) {
+			node_set_float(cn, "min", 0);
+			node_set_float(cn, "max", (double)(size - 1));
+		}
+		pos[k] = imp_done(im, cn);
+	}
+	/* rows of X: [N H W, C]; a region's base row b H W */
+	Value *xt = rn_transpose(im, np, X, (int64_t[]){0, 2, 3, 1}, 4, "channels_last");
+	xt = rn_reshape(im, np, xt, (int64_t[]){N * H * W, C}, 2, "pixels");
+	Value *b = bidx->type.dtype == DT_I64 ? bidx : cast_to(im, np, bidx, DT_I64, "batch");
+	b = rn_bin(im, np, OP_MUL, rn_reshape(im, np, b, (int64_t[]){R, 1}, 2, "batch"), rn_scalar(im, np, DT_I64, (double)(H * W), "image"),
+		   "base");
+	Value *low[2], *high[2], *frw[2];
+	for (int k = 0; k < 2; k++) {
+		int64_t size = k ? W : H;
+		low[k] = rn_un(im, np, OP_FLOOR, pos[k], k ? "x_low" : "y_low");
+		Value *next = rn_bin(im, np, OP_ADD, low[k], rn_scalar(im, np, DT_F32, 1, "one"), "next");
+		Node *hn = next ? imp_step(im, np, OP_CLIP, &next, 1, k ? "x_high" : "y_high") : NULL;
+		if (hn) {
+			node_set_float(hn, "min", 0);
+			node_set_float(hn, "max", (double)(size - 1));
+		}
+		high[k] = imp_done(im, hn);
+		frw[k] = rn_bin(im, np, OP_SUB, pos[k], low[k], k ? "lx" : "ly");
+	}
+	Value *acc = NULL;
+	for (int j = 0; j < 2; j++)
+		for (int i = 0; i < 2; i++) {
+			Value *yy = j ? high[0] : low[0], *xx = i ? high[1] : low[1];
+			Value *wy = j ? frw[0] : rn_bin(im, np, OP_SUB, rn_scalar(im, np, DT_F32, 1, "one"), frw[0], "hy");
+			Value *wx = i ? frw[1] : rn_bin(im, np, OP_SUB, rn_scalar(im, np, DT_F32, 1, "one"), frw[1], "hx");
+			Value *row = rn_bin(im, np, OP_ADD, rn_bin(im, np, OP_MUL, yy, rn_scalar(im, np, DT_F32, (double)W, "width"), "row"), xx, "pixel");
+			Value *idx = rn_bin(im, np, OP_ADD, b, row ? cast_to(im, np, row, DT_I64, "pixel") : NULL, "pixel");
+			idx = rn_reshape(im, np, idx, (int64_t[]){R * S}, 1, "pixel");
+			Value *gin[2] = {xt, idx};
+			Node *g = xt && idx ? imp_step(im, np, OP_GATHER, gin, 2, "tap") : NULL;
+			if (g)
+				node_set_int(g, "axis", 0);
+			Value *v = rn_reshape(im, np, imp_done(im, g), (int64_t[]){R, S, C}, 3, "tap");
+			Value *w = rn_reshape(im, np, rn_bin(im, np, OP_MUL, wy, wx, "w"), (int64_t[]){R, S, 1}, 3, "w");
+			Value *t = rn_bin(im, np, OP_MUL, v, w, "weighted");
+			acc = acc ? rn_bin(im, np, OP_ADD, acc, t, "sum") : t;
+		}
+	Value *win[3] = {rn_reshape(im, np, inside, (int64_t[]){R, S, 1}, 3, "inside"), acc, rn_scalar(im, np, DT_F32, 0, "zero")};
+	Value *v = win[0] && win[1] && win[2] ? imp_done(im, imp_step(im, np, OP_WHERE, win, 3, "samples")) : NULL;
+	v = rn_reshape(im, np, v, (int64_t[]){R, oh, ow, sr * sr, C}, 5, "samples");
+	int64_t ax = 3;
+	Node *m = v ? imp_step(im, np, OP_REDUCE_MEAN, &v, 1, "bins") : NULL;
+	if (m) {
+		node_set_ints(m, "axes", &ax, 1);
+		node_set_int(m, "keepdims", 0);
+	}
+	Value *bins = imp_done(im, m);
+	if (!bins)
+		return false;
+	Node *t = imp_step(im, np, OP_TRANSPOSE, &bins, 1, NULL);
+	if (t)
+		node_set_ints(t, "perm", (int64_t[]){0, 3, 1, 2}, 4);
+	return imp_finish(im, t, np);
+}
+
 bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 {
 	double ratio;
@@ -3011,6 +3152,8 @@ bool onnx_compose(Imp *im, const Onnx__NodeProto *np, bool *ok)
 		*ok = import_grid_sample(im, np);
 	else if (strcmp(op, "Det") == 0)
 		*ok = import_det(im, np);
+	else if (strcmp(op, "RoiAlign") == 0)
+		*ok = import_roi_align(im, np);
 	else
 		return false;
 	return true;

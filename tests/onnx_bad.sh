@@ -95,7 +95,7 @@ onnx-if-runtime-cond-1.onnx|node 1 (If, opset 13): its condition ('c') is not kn
 onnx-if-branch-error-1.onnx|node 1 (Frobnicate, opset 13): op 'Frobnicate' is not supported by gdcc
 onnx-resize-huge-1.onnx|node 1 (Resize, opset 13): its result: f32[100000000,100000000] is 40000000000000000 bytes
 onnx-convtranspose-stride-huge-1.onnx|node 1 (ConvTranspose, opset 13): its input spread by the strides: f32[1,1,8796093018112,8796093018112]: dimension 3
-# RNN, GRU, LSTM, DFT, STFT, Compress, GridSample, Det (frontend/onnx_compose.c): shapes, attributes, lengths
+# RNN, GRU, LSTM, DFT, STFT, Compress, GridSample, Det, RoiAlign (frontend/onnx_compose.c): shapes, attributes, lengths
 onnx-rnn-weights-shape-1.onnx|node 1 (RNN, opset 14): its weights W must be f32[1,4,2] (it is f32[1,4,3])
 onnx-rnn-activation-1.onnx|node 1 (RNN, opset 14): activation 'Frobnicate' is not one of ONNX's
 onnx-rnn-direction-1.onnx|node 1 (RNN, opset 14): direction 'sideways' is not forward, reverse or bidirectional
@@ -109,6 +109,7 @@ onnx-det-size-1.onnx|node 1 (Det, opset 11): its matrices are 6 x 6: gdcc's Det 
 onnx-rnn-steps-1.onnx|node 1 (RNN, opset 14): its 100000000 steps (100000000 long, 1 direction): gdcc unrolls a recurrence and takes at most 8192
 # (found by the fuzzer: an image of width 0 once reached a gather with no operand)
 onnx-gridsample-empty-1.onnx|node 1 (GridSample, opset 16): its input and grid must not be empty
+onnx-roialign-adaptive-1.onnx|node 1 (RoiAlign, opset 16): its sampling_ratio 0 is not one of 1 to 64
 # sizes, checked before anything is allocated; data lengths checked exactly
 onnx-init-huge-alloc-1.onnx|initializer 'w': f32[1099511627776] is 4398046511104 bytes
 onnx-init-shape-overflow-1.onnx|initializer 'w': f32[1099511627776,1099511627776] has more elements than fit in 64 bits

@@ -4,7 +4,8 @@
 # libonnx-testdata (the loss ops in their own form, RNN, GRU, LSTM ...), and
 # the cases of tests/onnx-cases: f32 Einsum, DFT, STFT, ReverseSequence,
 # MelWeightMatrix, Det (numpy's outputs stored as the oracle: gen_einsum.py,
-# gen_dft.py, gen_det.py), GridSample (PyTorch's: gen_gridsample.py) and
+# gen_dft.py, gen_det.py), GridSample and RoiAlign (PyTorch's and
+# torchvision's: gen_gridsample.py, gen_roialign.py) and
 # RNN, GRU, LSTM with what the suite's own cases leave out (PyTorch's
 # outputs, or a numpy reading of the ONNX text checked against PyTorch and
 # the suite: gen_rnn.py).  Each must pass.  The cases with sequence_lens run
