@@ -1913,12 +1913,13 @@ static Value *rn_direction(Imp *im, const Onnx__NodeProto *np, Value *x, int ind
 	return rn_reshape(im, np, one, s->dim + 1, s->rank - 1, what);
 }
 
-static Value *rn_clip(Imp *im, const Onnx__NodeProto *np, Value *x, double c)
+/* x clipped to [lo, hi]. */
+static Value *rn_clip(Imp *im, const Onnx__NodeProto *np, Value *x, double lo, double hi, const char *what)
 {
-	Node *n = x ? imp_step(im, np, OP_CLIP, &x, 1, "clip") : NULL;
+	Node *n = x ? imp_step(im, np, OP_CLIP, &x, 1, what) : NULL;
 	if (n) {
-		node_set_float(n, "min", -c);
-		node_set_float(n, "max", c);
+		node_set_float(n, "min", lo);
+		node_set_float(n, "max", hi);
 	}
 	return imp_done(im, n);
 }
@@ -2220,7 +2221,7 @@ static bool import_rnn(Imp *im, const Onnx__NodeProto *np, int kind)
 			int64_t t = reverse ? seq - 1 - s : s;
 			Value *xt = rn_reshape(im, np, rn_slice(im, np, xw, 0, t, t + 1, "x_t"), (int64_t[]){batch, GH}, 2, "x_t");
 			Value *hn = NULL, *cn = NULL;
-#define CLIP(v) (clip_a ? rn_clip(im, np, (v), clip) : (v))
+#define CLIP(v) (clip_a ? rn_clip(im, np, (v), -clip, clip, "clip") : (v))
 			if (kind == RNN_PLAIN) {
 				Value *gates = rn_bin(im, np, OP_ADD, xt, rn_matmul_t(im, np, h, Rd, "recurrence"), "gates");
 				hn = rn_act(im, np, f, CLIP(gates), "h");
@@ -2703,12 +2704,7 @@ static Value *gs_const(Gs *g, double v)
 
 static Value *gs_clip(Gs *g, Value *v, double lo, double hi)
 {
-	Node *n = v ? imp_step(g->im, g->np, OP_CLIP, &v, 1, "clipped") : NULL;
-	if (n) {
-		node_set_float(n, "min", lo);
-		node_set_float(n, "max", hi);
-	}
-	return imp_done(g->im, n);
+	return rn_clip(g->im, g->np, v, lo, hi, "clipped");
 }
 
 /* A source coordinate in [0, size) after border or reflection padding (as
@@ -3041,12 +3037,7 @@ static bool import_roi_align(Imp *im, const Onnx__NodeProto *np)
 		Value *in = rn_bin(im, np, OP_AND, rn_bin(im, np, OP_GREATER_EQUAL, p, rn_scalar(im, np, DT_F32, -1, "low"), "above"),
 				   rn_bin(im, np, OP_LESS_EQUAL, p, rn_scalar(im, np, DT_F32, (double)size, "high"), "below"), "inside");
 		inside = k ? rn_bin(im, np, OP_AND, inside, in, "inside") : in;
-		Node *cn = p ? imp_step(im, np, OP_CLIP, &p, 1, k ? "x" : "y") : NULL;
-		if (cn) {
-			node_set_float(cn, "min", 0);
-			node_set_float(cn, "max", (double)(size - 1));
-		}
-		pos[k] = imp_done(im, cn);
+		pos[k] = rn_clip(im, np, p, 0, (double)(size - 1), k ? "x" : "y");
 	}
 	/* rows of X: [N H W, C]; a region's base row b H W */
 	Value *xt = rn_transpose(im, np, X, (int64_t[]){0, 2, 3, 1}, 4, "channels_last");
@@ -3059,12 +3050,7 @@ static bool import_roi_align(Imp *im, const Onnx__NodeProto *np)
 		int64_t size = k ? W : H;
 		low[k] = rn_un(im, np, OP_FLOOR, pos[k], k ? "x_low" : "y_low");
 		Value *next = rn_bin(im, np, OP_ADD, low[k], rn_scalar(im, np, DT_F32, 1, "one"), "next");
-		Node *hn = next ? imp_step(im, np, OP_CLIP, &next, 1, k ? "x_high" : "y_high") : NULL;
-		if (hn) {
-			node_set_float(hn, "min", 0);
-			node_set_float(hn, "max", (double)(size - 1));
-		}
-		high[k] = imp_done(im, hn);
+		high[k] = rn_clip(im, np, next, 0, (double)(size - 1), k ? "x_high" : "y_high");
 		frw[k] = rn_bin(im, np, OP_SUB, pos[k], low[k], k ? "lx" : "ly");
 	}
 	Value *acc = NULL;
