@@ -1195,7 +1195,7 @@ static bool import_constant(Imp *im, const Onnx__NodeProto *np)
 	return v && sym_bind(im, np->output[0], v);
 }
 
-/* ---- for the translations in onnx_compose.c (onnx_imp.h) ---------------------------------- */
+/* ---- for the translations in onnx_compose.h (onnx_imp.h) ---------------------------------- */
 int imp_opset(const Imp *im)
 {
 	return im->opset;

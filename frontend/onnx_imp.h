@@ -1,7 +1,6 @@
 /* Between the ONNX importer (onnx.c) and its translations of the ONNX ops
- * that become several gdcc nodes (onnx_compose.c: Resize, Upsample,
- * ConvTranspose, InstanceNormalization, MeanVarianceNormalization, LRN, RNN, GRU, LSTM,
- * training-mode Dropout).
+ * that become several gdcc nodes (onnx_compose.h: Resize, ConvTranspose,
+ * RNN, Einsum, DFT and more).
  * A translation adds its steps with imp_step/imp_done, each named after
  * the ONNX node's result plus a suffix, and its last node with
  * imp_step(..., NULL), which takes the result's own name, then

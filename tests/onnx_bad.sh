@@ -105,6 +105,8 @@ onnx-dft-axis-1.onnx|node 1 (DFT, opset 17): its axis 2 is not one of the input'
 onnx-stft-frame-1.onnx|node 1 (STFT, opset 17): its frame_step (1) and frame_length (9) must be positive, the frame no longer than the signal (5)
 onnx-compress-none-1.onnx|node 1 (Compress, opset 11): its condition selects nothing: the result would be empty
 onnx-gridsample-mode-1.onnx|node 1 (GridSample, opset 16): its mode 'lanczos' is not bilinear, nearest or bicubic
+# (a string attribute longer than the translation's buffer was once cut short without a mark)
+onnx-gridsample-mode-long-1.onnx|node 1 (GridSample, opset 16): its mode 'bilinearbilinearbilinearbili...' is not bilinear, nearest or bicubic
 onnx-det-size-1.onnx|node 1 (Det, opset 11): its matrices are 6 x 6: gdcc's Det (the Leibniz formula) takes at most 5 x 5
 onnx-rnn-steps-1.onnx|node 1 (RNN, opset 14): its 100000000 steps (100000000 long, 1 direction): gdcc unrolls a recurrence and takes at most 8192
 # (found by the fuzzer: an image of width 0 once reached a gather with no operand)
