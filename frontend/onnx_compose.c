@@ -28,6 +28,11 @@
  *   Det                the Leibniz formula for n <= 5: a `gather` of each
  *                      permutation's entries, `reduce_prod`, times its sign,
  *                      `reduce_sum`.
+ *   CumSum             log2(n) steps of y += y shifted by 1, 2, 4, ... along
+ *                      the axis (a `pad` of that many zeros in front and as
+ *                      many elements cut at the end: Hillis and Steele's
+ *                      scan); exclusive: x shifted by one first; reverse:
+ *                      the axis reversed by a `gather` before and after.
  *   Compress           a `gather` (of the flattened input without an axis) at
  *                      the positions the condition selects, known when
  *                      compiling (it decides the result's shape).
@@ -947,6 +952,78 @@ static bool import_det(Imp *im, const Onnx__NodeProto *np)
 	return imp_finish(im, sum, np);
 }
 
+/* ---- CumSum ----------------------------------------------------------------------------- */
+/* x shifted by k along axis: k zeros in front, the last k cut (a `pad`). */
+static Value *shifted(Imp *im, const Onnx__NodeProto *np, Value *x, int axis, int64_t k, const char *what)
+{
+	int rank = x->type.shape.rank;
+	int64_t pads[2 * MAX_RANK] = {0};
+	pads[axis] = k;
+	pads[rank + axis] = -k;
+	Node *n = imp_step(im, np, OP_PAD, &x, 1, what);
+	if (n)
+		node_set_ints(n, "pads", pads, 2 * rank);
+	return imp_done(im, n);
+}
+
+/* x with its axis reversed: a `gather` at n - 1, ..., 0. */
+static Value *reversed(Imp *im, const Onnx__NodeProto *np, Value *x, int axis, const char *what)
+{
+	int64_t n = x->type.shape.dim[axis];
+	Shape s = {1, {n}};
+	Tensor *t = tensor_new(DT_I64, &s);
+	for (int64_t i = 0; i < n; i++)
+		((int64_t *)t->data)[i] = n - 1 - i;
+	Value *in[2] = {x, imp_const(im, np, what, t)};
+	Node *g = in[1] ? imp_step(im, np, OP_GATHER, in, 2, what) : NULL;
+	if (g)
+		node_set_int(g, "axis", axis);
+	return imp_done(im, g);
+}
+
+static bool import_cumsum(Imp *im, const Onnx__NodeProto *np)
+{
+	Value *x = imp_operand(im, np, 0, "input");
+	int64_t axis;
+	if (!x || !imp_input_name(np, 1)) {
+		if (x)
+			imp_fail(im, "its axis (input 2) is missing");
+		return false;
+	}
+	if (!imp_known_int(im, np, 1, "axis", 0, &axis))
+		return false;
+	DType dt = x->type.dtype;
+	int rank = x->type.shape.rank;
+	if (dt != DT_F32 && dt != DT_I32 && dt != DT_I64) {
+		imp_fail(im, "its input is %s: CumSum sums f32, i32 or i64", dtype_name(dt));
+		return false;
+	}
+	if (axis < -rank || axis >= rank) {
+		imp_fail(im, "its axis %" PRId64 " is out of range for rank %d", axis, rank);
+		return false;
+	}
+	int a = (int)(axis < 0 ? axis + rank : axis);
+	int64_t n = x->type.shape.dim[a];
+	bool exclusive = imp_attr_int(np, "exclusive", 0) != 0, reverse = imp_attr_int(np, "reverse", 0) != 0;
+	Value *y = x;
+	if (n > 0) {
+		if (reverse)
+			y = reversed(im, np, y, a, "reversed");
+		if (y && exclusive)
+			y = shifted(im, np, y, a, 1, "exclusive");
+		/* the inclusive scan (Hillis and Steele): after the step of k, y[i]
+		 * is the sum of the 2k elements up to i */
+		char what[32];
+		for (int64_t k = 1; y && k < n; k *= 2) {
+			snprintf(what, sizeof what, "scan%" PRId64, k);
+			y = step_binary(im, np, OP_ADD, y, shifted(im, np, y, a, k, what), what);
+		}
+		if (y && reverse)
+			y = reversed(im, np, y, a, "unreversed");
+	}
+	return y && imp_finish(im, imp_step(im, np, OP_IDENTITY, &y, 1, NULL), np);
+}
+
 /* ---- the dispatch ------------------------------------------------------------------------ */
 static const struct {
 	const char *op;
@@ -967,6 +1044,7 @@ static const struct {
 	{"Scatter", import_scatter_elements},
 	{"Compress", import_compress},
 	{"Det", import_det},
+	{"CumSum", import_cumsum},
 	{"Einsum", compose_einsum},
 	{"RNN", compose_rnn},
 	{"GRU", compose_rnn},

@@ -7,7 +7,7 @@
  *                    MeanVarianceNormalization, LRN, ScatterElements,
  *                    integer Pow, NegativeLogLikelihoodLoss,
  *                    SoftmaxCrossEntropyLoss, MaxUnpool, training-mode
- *                    Dropout, Compress, Det
+ *                    Dropout, Compress, Det, CumSum
  *   onnx_sample.c    Resize, Upsample, GridSample, RoiAlign
  *   onnx_rnn.c       RNN, GRU, LSTM, ReverseSequence
  *   onnx_signal.c    Hann/Hamming/BlackmanWindow, DFT, STFT, MelWeightMatrix

@@ -112,6 +112,9 @@ onnx-rnn-steps-1.onnx|node 1 (RNN, opset 14): its 100000000 steps (100000000 lon
 # (found by the fuzzer: an image of width 0 once reached a gather with no operand)
 onnx-gridsample-empty-1.onnx|node 1 (GridSample, opset 16): its input and grid must not be empty
 onnx-roialign-adaptive-1.onnx|node 1 (RoiAlign, opset 16): its sampling_ratio 0 is not one of 1 to 64
+onnx-cumsum-axis-1.onnx|node 1 (CumSum, opset 14): its axis 2 is out of range for rank 2
+onnx-cumsum-bool-1.onnx|node 1 (CumSum, opset 14): its input is bool: CumSum sums f32, i32 or i64
+onnx-cumsum-no-axis-1.onnx|node 1 (CumSum, opset 14): its axis (input 2) is missing
 # sizes, checked before anything is allocated; data lengths checked exactly
 onnx-init-huge-alloc-1.onnx|initializer 'w': f32[1099511627776] is 4398046511104 bytes
 onnx-init-shape-overflow-1.onnx|initializer 'w': f32[1099511627776,1099511627776] has more elements than fit in 64 bits

@@ -3,8 +3,8 @@
 # on the reference and every target: tests/onnx/extra.txt from Debian's
 # libonnx-testdata (the loss ops in their own form, RNN, GRU, LSTM ...), and
 # the cases of tests/onnx-cases: f32 Einsum, DFT, STFT, ReverseSequence,
-# MelWeightMatrix, Det (numpy's outputs stored as the oracle: gen_einsum.py,
-# gen_dft.py, gen_det.py), GridSample and RoiAlign (PyTorch's and
+# MelWeightMatrix, Det, CumSum (numpy's outputs stored as the oracle:
+# gen_einsum.py, gen_dft.py, gen_det.py, gen_cumsum.py), GridSample and RoiAlign (PyTorch's and
 # torchvision's: gen_gridsample.py, gen_roialign.py) and
 # RNN, GRU, LSTM with what the suite's own cases leave out (PyTorch's
 # outputs, or a numpy reading of the ONNX text checked against PyTorch and
