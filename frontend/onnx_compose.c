@@ -966,16 +966,11 @@ static Value *shifted(Imp *im, const Onnx__NodeProto *np, Value *x, int axis, in
 	return imp_done(im, n);
 }
 
-/* x with its axis reversed: a `gather` at n - 1, ..., 0. */
-static Value *reversed(Imp *im, const Onnx__NodeProto *np, Value *x, int axis, const char *what)
+/* x with its axis reversed: a `gather` at `order` (n - 1, ..., 0). */
+static Value *reversed(Imp *im, const Onnx__NodeProto *np, Value *x, Value *order, int axis, const char *what)
 {
-	int64_t n = x->type.shape.dim[axis];
-	Shape s = {1, {n}};
-	Tensor *t = tensor_new(DT_I64, &s);
-	for (int64_t i = 0; i < n; i++)
-		((int64_t *)t->data)[i] = n - 1 - i;
-	Value *in[2] = {x, imp_const(im, np, what, t)};
-	Node *g = in[1] ? imp_step(im, np, OP_GATHER, in, 2, what) : NULL;
+	Value *in[2] = {x, order};
+	Node *g = x && order ? imp_step(im, np, OP_GATHER, in, 2, what) : NULL;
 	if (g)
 		node_set_int(g, "axis", axis);
 	return imp_done(im, g);
@@ -1005,21 +1000,28 @@ static bool import_cumsum(Imp *im, const Onnx__NodeProto *np)
 	int a = (int)(axis < 0 ? axis + rank : axis);
 	int64_t n = x->type.shape.dim[a];
 	bool exclusive = imp_attr_int(np, "exclusive", 0) != 0, reverse = imp_attr_int(np, "reverse", 0) != 0;
-	Value *y = x;
+	Value *y = x, *order = NULL;
 	if (n > 0) {
-		if (reverse)
-			y = reversed(im, np, y, a, "reversed");
+		if (reverse) {
+			Shape s = {1, {n}};
+			Tensor *ot = tensor_new(DT_I64, &s);
+			for (int64_t i = 0; i < n; i++)
+				((int64_t *)ot->data)[i] = n - 1 - i;
+			order = imp_const(im, np, "order", ot);
+			y = reversed(im, np, y, order, a, "reversed");
+		}
 		if (y && exclusive)
 			y = shifted(im, np, y, a, 1, "exclusive");
 		/* the inclusive scan (Hillis and Steele): after the step of k, y[i]
 		 * is the sum of the 2k elements up to i */
-		char what[32];
+		char shift[32], scan[32];
 		for (int64_t k = 1; y && k < n; k *= 2) {
-			snprintf(what, sizeof what, "scan%" PRId64, k);
-			y = step_binary(im, np, OP_ADD, y, shifted(im, np, y, a, k, what), what);
+			snprintf(shift, sizeof shift, "shift%" PRId64, k);
+			snprintf(scan, sizeof scan, "scan%" PRId64, k);
+			y = step_binary(im, np, OP_ADD, y, shifted(im, np, y, a, k, shift), scan);
 		}
 		if (y && reverse)
-			y = reversed(im, np, y, a, "unreversed");
+			y = reversed(im, np, y, order, a, "unreversed");
 	}
 	return y && imp_finish(im, imp_step(im, np, OP_IDENTITY, &y, 1, NULL), np);
 }
