@@ -32,7 +32,7 @@
  *                      the axis (a `pad` of that many zeros in front and as
  *                      many elements cut at the end: Hillis and Steele's
  *                      scan); exclusive: x shifted by one first; reverse:
- *                      the axis reversed by a `gather` before and after.
+ *                      the axis reversed (`slice`, step -1) before and after.
  *   Compress           a `gather` (of the flattened input without an axis) at
  *                      the positions the condition selects, known when
  *                      compiling (it decides the result's shape).
@@ -966,14 +966,18 @@ static Value *shifted(Imp *im, const Onnx__NodeProto *np, Value *x, int axis, in
 	return imp_done(im, n);
 }
 
-/* x with its axis reversed: a `gather` at `order` (n - 1, ..., 0). */
-static Value *reversed(Imp *im, const Onnx__NodeProto *np, Value *x, Value *order, int axis, const char *what)
+/* x with its axis reversed: a `slice` with step -1. */
+static Value *reversed(Imp *im, const Onnx__NodeProto *np, Value *x, int axis, const char *what)
 {
-	Value *in[2] = {x, order};
-	Node *g = x && order ? imp_step(im, np, OP_GATHER, in, 2, what) : NULL;
-	if (g)
-		node_set_int(g, "axis", axis);
-	return imp_done(im, g);
+	int64_t start = -1, end = INT64_MIN, ax = axis, step = -1;
+	Node *n = x ? imp_step(im, np, OP_SLICE, &x, 1, what) : NULL;
+	if (n) {
+		node_set_ints(n, "starts", &start, 1);
+		node_set_ints(n, "ends", &end, 1);
+		node_set_ints(n, "axes", &ax, 1);
+		node_set_ints(n, "steps", &step, 1);
+	}
+	return imp_done(im, n);
 }
 
 static bool import_cumsum(Imp *im, const Onnx__NodeProto *np)
@@ -1000,16 +1004,10 @@ static bool import_cumsum(Imp *im, const Onnx__NodeProto *np)
 	int a = (int)(axis < 0 ? axis + rank : axis);
 	int64_t n = x->type.shape.dim[a];
 	bool exclusive = imp_attr_int(np, "exclusive", 0) != 0, reverse = imp_attr_int(np, "reverse", 0) != 0;
-	Value *y = x, *order = NULL;
+	Value *y = x;
 	if (n > 0) {
-		if (reverse) {
-			Shape s = {1, {n}};
-			Tensor *ot = tensor_new(DT_I64, &s);
-			for (int64_t i = 0; i < n; i++)
-				((int64_t *)ot->data)[i] = n - 1 - i;
-			order = imp_const(im, np, "order", ot);
-			y = reversed(im, np, y, order, a, "reversed");
-		}
+		if (reverse)
+			y = reversed(im, np, y, a, "reversed");
 		if (y && exclusive)
 			y = shifted(im, np, y, a, 1, "exclusive");
 		/* the inclusive scan (Hillis and Steele): after the step of k, y[i]
@@ -1021,7 +1019,7 @@ static bool import_cumsum(Imp *im, const Onnx__NodeProto *np)
 			y = step_binary(im, np, OP_ADD, y, shifted(im, np, y, a, k, shift), scan);
 		}
 		if (y && reverse)
-			y = reversed(im, np, y, order, a, "unreversed");
+			y = reversed(im, np, y, a, "unreversed");
 	}
 	return y && imp_finish(im, imp_step(im, np, OP_IDENTITY, &y, 1, NULL), np);
 }

@@ -131,6 +131,19 @@ static bool ein_reduce(Imp *im, const Onnx__NodeProto *np, EinTerm *t, const boo
 	return (t->v = imp_done(im, rn)) != NULL;
 }
 
+/* ord = x, y, z (the labels of three groups, in order); their count. */
+static int ein_order(int *ord, const int *x, int nx, const int *y, int ny, const int *z, int nz)
+{
+	int n = 0;
+	for (int i = 0; i < nx; i++)
+		ord[n++] = x[i];
+	for (int i = 0; i < ny; i++)
+		ord[n++] = y[i];
+	for (int i = 0; i < nz; i++)
+		ord[n++] = z[i];
+	return n;
+}
+
 /* The product of two terms over their shared labels (batch: kept, in
  * both; contracted: in both, not kept): one matmul of [batch..., left,
  * contracted] by [batch..., contracted, right] (batch axes broadcast). */
@@ -193,22 +206,11 @@ static bool ein_pair(Imp *im, const Onnx__NodeProto *np, EinTerm *a, EinTerm *b,
 	}
 	for (int i = 0; i < nr; i++)
 		R *= size[right[i]];
-	int ord[MAX_RANK], n = 0;
-	for (int i = 0; i < nb; i++)
-		ord[n++] = batch[i];
-	for (int i = 0; i < nl; i++)
-		ord[n++] = left[i];
-	for (int i = 0; i < nc; i++)
-		ord[n++] = con[i];
+	/* a as [batch, left, contracted], b as [batch, contracted, right] */
+	int ord[MAX_RANK], n = ein_order(ord, batch, nb, left, nl, con, nc);
 	snprintf(what, sizeof what, "a%d", step);
 	Value *av = ein_transpose(im, np, a, ord, n, what);
-	n = 0;
-	for (int i = 0; i < nb; i++)
-		ord[n++] = batch[i];
-	for (int i = 0; i < nc; i++)
-		ord[n++] = con[i];
-	for (int i = 0; i < nr; i++)
-		ord[n++] = right[i];
+	n = ein_order(ord, batch, nb, con, nc, right, nr);
 	snprintf(what, sizeof what, "b%d", step);
 	Value *bv = av ? ein_transpose(im, np, b, ord, n, what) : NULL;
 	if (!bv)

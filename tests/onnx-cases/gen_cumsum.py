@@ -69,3 +69,4 @@ case("cumsum_i64_len1_exclusive", np.array([[5], [-3]], dtype=np.int64), 1, excl
 case("cumsum_i64_len1", np.array([[5], [-3]], dtype=np.int64), 1)
 case("cumsum_f32_long", rng.randint(-3, 4, (3, 1000)).astype(np.float32), 1)
 case("cumsum_i32_long_exclusive", rng.randint(-1000, 1000, (1000, 2)).astype(np.int32), 0, exclusive=1)
+case("cumsum_i64_3d_reverse", rng.randint(-50, 50, (3, 4, 5)).astype(np.int64), 2, reverse=1, axis_type=np.int64)
